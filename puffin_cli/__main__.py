@@ -1,0 +1,3 @@
+from puffin_cli.cli.main import main
+
+main()

@@ -1,0 +1,241 @@
+"""The footer's metadata model, and the one walk over footer JSON that builds it.
+
+``decode_footer_json`` returns every finding about the JSON (so ``validate`` can report them
+all) together with the model when the JSON is usable; the reader raises on the first error.
+Unknown keys are kept (``extra``) and reported as info. Codec names are not checked here: an
+unsupported codec only matters when that blob's bytes are read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from puffin_cli.format.findings import Finding, Severity
+from puffin_cli.format.spec import CREATED_BY
+
+_BLOB_KEYS = (
+    "type",
+    "fields",
+    "snapshot-id",
+    "sequence-number",
+    "offset",
+    "length",
+    "compression-codec",
+    "properties",
+)
+_REQUIRED_BLOB_KEYS = _BLOB_KEYS[:6]
+_FILE_KEYS = ("blobs", "properties")
+
+
+@dataclass(frozen=True)
+class BlobMetadata:
+    """One entry of the footer's ``blobs`` list, named as the spec names it."""
+
+    type: str
+    fields: tuple[int, ...]
+    snapshot_id: int
+    sequence_number: int
+    offset: int
+    length: int
+    compression_codec: str | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The footer JSON object, keys in the order Iceberg Java writes them."""
+        obj: dict[str, Any] = {
+            "type": self.type,
+            "fields": list(self.fields),
+            "snapshot-id": self.snapshot_id,
+            "sequence-number": self.sequence_number,
+            "offset": self.offset,
+            "length": self.length,
+        }
+        if self.compression_codec is not None:
+            obj["compression-codec"] = self.compression_codec
+        if self.properties:
+            obj["properties"] = dict(self.properties)
+        obj.update(self.extra)
+        return obj
+
+
+@dataclass(frozen=True)
+class FooterInfo:
+    """Where the footer is and how it is stored."""
+
+    payload_size: int
+    footer_size: int
+    footer_start: int
+    flags: bytes
+    compressed: bool
+
+
+@dataclass(frozen=True)
+class FileMetadata:
+    """A Puffin file's footer: its blobs and file properties."""
+
+    blobs: tuple[BlobMetadata, ...]
+    properties: dict[str, str] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        obj: dict[str, Any] = {"blobs": [b.to_json() for b in self.blobs]}
+        if self.properties:
+            obj["properties"] = dict(self.properties)
+        obj.update(self.extra)
+        return obj
+
+    def to_payload(self) -> bytes:
+        """The uncompressed footer payload: compact UTF-8 JSON, as Iceberg Java writes it."""
+        text = json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"))
+        return text.encode("utf-8")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class _Walk:
+    def __init__(self, offset: int | None) -> None:
+        self.offset = offset
+        self.findings: list[Finding] = []
+
+    def add(
+        self, code: str, message: str, severity: Severity = Severity.ERROR, blob: int | None = None
+    ) -> None:
+        self.findings.append(Finding(code, severity, message, self.offset, blob))
+
+    def properties(self, value: Any, where: str, blob: int | None) -> dict[str, str] | None:
+        if not isinstance(value, dict):
+            self.add("json.type", f"{where} 'properties' must be an object, found {_kind(value)}",
+                     blob=blob)
+            return None
+        bad = [k for k, v in value.items() if not isinstance(v, str)]
+        for key in bad:
+            self.add("json.type",
+                     f"{where} property {key!r} must be a string, found {_kind(value[key])}",
+                     blob=blob)
+        return None if bad else dict(value)
+
+    def blob(self, index: int, obj: Any) -> BlobMetadata | None:
+        where = f"blob {index}"
+        if not isinstance(obj, dict):
+            self.add("json.type", f"{where} must be an object, found {_kind(obj)}", blob=index)
+            return None
+        ok = True
+        for key in _REQUIRED_BLOB_KEYS:
+            if key not in obj:
+                self.add("json.missing-field", f"{where} has no {key!r}", blob=index)
+                ok = False
+        if "type" in obj and not isinstance(obj["type"], str):
+            self.add("json.type", f"{where} 'type' must be a string, found {_kind(obj['type'])}",
+                     blob=index)
+            ok = False
+        if "fields" in obj:
+            value = obj["fields"]
+            if not isinstance(value, list) or not all(_is_int(v) for v in value):
+                self.add("json.type", f"{where} 'fields' must be a list of integers, found "
+                         f"{json.dumps(value)[:80]}", blob=index)
+                ok = False
+        for key in ("snapshot-id", "sequence-number", "offset", "length"):
+            if key in obj and not _is_int(obj[key]):
+                self.add("json.type", f"{where} {key!r} must be an integer, found "
+                         f"{json.dumps(obj[key])[:80]}", blob=index)
+                ok = False
+        for key in ("offset", "length"):
+            if _is_int(obj.get(key)) and obj[key] < 0:
+                self.add("json.value", f"{where} {key!r} must not be negative, found {obj[key]}",
+                         blob=index)
+                ok = False
+        codec = obj.get("compression-codec")
+        if codec is not None and not isinstance(codec, str):
+            self.add("json.type", f"{where} 'compression-codec' must be a string, found "
+                     f"{_kind(codec)}", blob=index)
+            ok = False
+        properties: dict[str, str] | None = {}
+        if "properties" in obj:
+            properties = self.properties(obj["properties"], where, index)
+        extra = {k: v for k, v in obj.items() if k not in _BLOB_KEYS}
+        for key in extra:
+            self.add("json.unknown-field", f"{where} has an unknown key {key!r}", Severity.INFO,
+                     index)
+        if not ok or properties is None:
+            return None
+        return BlobMetadata(
+            type=obj["type"],
+            fields=tuple(obj["fields"]),
+            snapshot_id=obj["snapshot-id"],
+            sequence_number=obj["sequence-number"],
+            offset=obj["offset"],
+            length=obj["length"],
+            compression_codec=codec,
+            properties=properties,
+            extra=extra,
+        )
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def decode_footer_json(
+    payload: bytes, offset: int | None = None
+) -> tuple[FileMetadata | None, list[Finding]]:
+    """Parse an (uncompressed) footer payload.
+
+    Returns the metadata (``None`` when an error makes it unusable) and every finding;
+    ``offset`` is the payload's position in the file, used for the findings.
+    """
+    walk = _Walk(offset)
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        walk.offset = None if offset is None else offset + exc.start
+        walk.add("json.utf8", f"footer payload is not UTF-8: {exc.reason} at payload byte "
+                 f"{exc.start}")
+        return None, walk.findings
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        walk.add("json.syntax", f"footer payload is not valid JSON: {exc.msg} at line "
+                 f"{exc.lineno} column {exc.colno}")
+        return None, walk.findings
+    except RecursionError:
+        walk.add("json.syntax", "footer payload JSON is nested too deeply")
+        return None, walk.findings
+    if not isinstance(obj, dict):
+        walk.add("json.type", f"footer payload must be a JSON object, found {_kind(obj)}")
+        return None, walk.findings
+    if "blobs" not in obj:
+        walk.add("json.missing-field", "footer has no 'blobs' list")
+        return None, walk.findings
+    if not isinstance(obj["blobs"], list):
+        walk.add("json.type", f"footer 'blobs' must be a list, found {_kind(obj['blobs'])}")
+        return None, walk.findings
+    blobs = [walk.blob(i, b) for i, b in enumerate(obj["blobs"])]
+    properties: dict[str, str] | None = {}
+    if "properties" in obj:
+        properties = walk.properties(obj["properties"], "file", None)
+    extra = {k: v for k, v in obj.items() if k not in _FILE_KEYS}
+    for key in extra:
+        walk.add("json.unknown-field", f"footer has an unknown key {key!r}", Severity.INFO)
+    if properties is not None and CREATED_BY not in properties:
+        walk.add("json.created-by", "file properties have no 'created-by'", Severity.INFO)
+    if properties is None or any(b is None for b in blobs):
+        return None, walk.findings
+    return (
+        FileMetadata(tuple(b for b in blobs if b is not None), properties, extra),
+        walk.findings,
+    )
