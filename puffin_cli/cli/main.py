@@ -1,0 +1,101 @@
+"""The ``puffin`` command group.
+
+Subcommands are imported only when they run (``puffin inspect`` never imports the Spark
+pipeline). Errors become one line on stderr here, in one place; ``--debug`` (or
+``PUFFIN_DEBUG=1``) shows the traceback instead.
+
+Exit codes: 0 ok; 1 a file is bad or a check failed; 2 usage error; 3 internal error (a bug).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+import click
+
+from puffin_cli import __version__
+from puffin_cli.format.errors import PuffinError
+
+EXIT_OK = 0
+EXIT_BAD_FILE = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 3
+
+# name -> "module:attribute"; each module defines one click command.
+COMMANDS = {
+    "inspect": "puffin_cli.cli.inspect:inspect",
+    "dump-blob": "puffin_cli.cli.dump_blob:dump_blob",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="puffin")
+@click.option("--debug", is_flag=True, envvar="PUFFIN_DEBUG",
+              help="Show Python tracebacks instead of one-line errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """Inspect, validate and write Apache Iceberg Puffin files.
+
+    \b
+    Exit codes:
+      0  everything is fine
+      1  a file is bad or a check failed
+      2  usage error (bad option or argument)
+      3  internal error (a bug in puffin-cli; please report it)
+    """
+    ctx.obj = {"debug": debug}
+
+
+def _debug_requested(argv: list[str]) -> bool:
+    return "--debug" in argv or os.environ.get("PUFFIN_DEBUG", "") not in ("", "0")
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Run the CLI, turning library errors into one line on stderr and an exit code."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        return cli.main(args=args, prog_name="puffin", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("puffin: aborted", err=True)
+        sys.exit(EXIT_BAD_FILE)
+    except PuffinError as exc:
+        if _debug_requested(args):
+            raise
+        click.echo(f"puffin: error: {exc}", err=True)
+        sys.exit(EXIT_BAD_FILE)
+    except BrokenPipeError:
+        # Output piped into a reader that stopped early (e.g. `| head`): not an error.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(EXIT_OK)
+    except KeyboardInterrupt:
+        click.echo("puffin: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        if _debug_requested(args):
+            raise
+        click.echo(f"puffin: internal error: {type(exc).__name__}: {exc} "
+                   "(run with --debug for the traceback)", err=True)
+        sys.exit(EXIT_INTERNAL)

@@ -1,0 +1,49 @@
+"""Options shared by several commands, defined once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SIZE_UNITS = {"": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20,
+               "g": 1 << 30, "gib": 1 << 30}
+
+
+class ByteSize(click.ParamType[int, Any]):
+    """A byte count such as ``512MiB``, ``64k`` or ``1048576``."""
+
+    name = "SIZE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        text = str(value).strip().lower()
+        number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+        unit = text[len(number):]
+        if not number.isdigit() or unit not in _SIZE_UNITS:
+            self.fail(f"{value!r} is not a size like 512MiB, 64k or 1048576", param, ctx)
+        return int(number) * _SIZE_UNITS[unit]
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Machine-readable JSON on stdout (documented in docs/json.md).")(func)
+
+
+def max_blob_size_option(func: F) -> F:
+    return click.option("--max-blob-size", type=ByteSize(), default=DEFAULT_MAX_BLOB_SIZE,
+                        show_default="512MiB",
+                        help="Refuse to decode a blob larger than this (stored or "
+                             "decompressed).")(func)
+
+
+def path_option(func: F) -> F:
+    """``--path FILE``, the Java puffin-tools spelling; the file may also be positional."""
+    return click.option("--path", "path_options", multiple=True, metavar="FILE",
+                        help="A file to read (same as giving it as an argument).")(func)

@@ -1,0 +1,1 @@
+"""Human (rich) and machine (JSON) output, from the same result dataclasses."""
