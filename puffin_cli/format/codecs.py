@@ -15,6 +15,10 @@ from puffin_cli.format.spec import CODEC_LZ4, CODEC_ZSTD, KNOWN_CODECS
 LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"
 ZSTD_FRAME_MAGIC = b"\x28\xb5\x2f\xfd"
 _LZ4_FLG_CONTENT_SIZE = 0x08
+# lz4 leaves the content size out of a frame of no content (0 means "unknown" to it), which the
+# spec forbids: this is that frame with the size recorded (FLG 0x68, BD 0x40, size 0, header
+# checksum 0x05, end mark).
+_LZ4_EMPTY_FRAME = LZ4_FRAME_MAGIC + b"\x68\x40" + bytes(8) + b"\x05" + bytes(4)
 
 
 def check_codec(codec: str | None) -> None:
@@ -29,6 +33,8 @@ def compress(codec: str | None, data: bytes) -> bytes:
     """Compress ``data`` as one frame with its content size recorded (``None``: as is)."""
     check_codec(codec)
     if codec == CODEC_LZ4:
+        if not data:
+            return _LZ4_EMPTY_FRAME
         import lz4.frame
 
         return bytes(lz4.frame.compress(data, store_size=True))
@@ -45,11 +51,15 @@ def content_size(codec: str, data: bytes) -> int:
     """The content size a compressed frame declares; an error when it declares none."""
     check_codec(codec)
     if codec == CODEC_LZ4:
-        if len(data) < 7 or data[:4] != LZ4_FRAME_MAGIC:
+        if data[:4] != LZ4_FRAME_MAGIC:
             raise PuffinError(
                 f"not an LZ4 frame: expected magic {LZ4_FRAME_MAGIC.hex()}, "
                 f"found {data[:4].hex() or 'nothing'}",
                 code="blob.decompress",
+            )
+        if len(data) < 7:
+            raise PuffinError(
+                f"LZ4 frame header truncated: {len(data)} bytes", code="blob.decompress"
             )
         if not data[4] & _LZ4_FLG_CONTENT_SIZE:
             raise PuffinError(
@@ -106,6 +116,11 @@ def decompress(codec: str | None, data: bytes, max_size: int) -> bytes:
             complete, rest = zstd_stream.eof, zstd_stream.unused_data
     except Exception as exc:  # the codec libraries raise their own exception types
         raise PuffinError(f"{codec} decompression failed: {exc}", code="blob.decompress") from None
+    if len(out) > declared:
+        raise PuffinError(
+            f"{codec} frame declares {declared} bytes of content but holds more",
+            code="blob.decompress",
+        )
     if not complete:
         raise PuffinError(
             f"{codec} frame is truncated: {len(data)} bytes end before the frame does",

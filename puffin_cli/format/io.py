@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from types import TracebackType
 from urllib.parse import unquote, urlparse
 
@@ -36,7 +37,11 @@ class RangeFile:
         except OSError as exc:
             raise PuffinError(f"cannot open: {exc.strerror}", code="io.open",
                               path=self.name) from None
-        self.size = os.fstat(self._fd).st_size
+        status = os.fstat(self._fd)
+        if stat.S_ISDIR(status.st_mode):
+            os.close(self._fd)
+            raise PuffinError("cannot open: is a directory", code="io.open", path=self.name)
+        self.size = status.st_size
         self.bytes_read = 0
         self.reads = 0
 
@@ -47,7 +52,11 @@ class RangeFile:
                 f"range [{offset}, {offset + length}) is outside the file of {self.size} bytes",
                 code="io.range", path=self.name, offset=offset,
             )
-        data = os.pread(self._fd, length, offset)
+        try:
+            data = os.pread(self._fd, length, offset)
+        except OSError as exc:
+            raise PuffinError(f"cannot read: {exc.strerror}", code="io.read", path=self.name,
+                              offset=offset) from None
         self.reads += 1
         self.bytes_read += len(data)
         if len(data) != length:

@@ -212,6 +212,9 @@ def decode_footer_json(
         walk.add("json.syntax", f"footer payload is not valid JSON: {exc.msg} at line "
                  f"{exc.lineno} column {exc.colno}")
         return None, walk.findings
+    except ValueError as exc:  # e.g. an integer longer than Python's digit limit
+        walk.add("json.syntax", f"footer payload is not usable JSON: {exc}")
+        return None, walk.findings
     except RecursionError:
         walk.add("json.syntax", "footer payload JSON is nested too deeply")
         return None, walk.findings

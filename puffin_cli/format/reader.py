@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from puffin_cli.format import codecs
-from puffin_cli.format.errors import EncryptedFileError, PuffinError
+from puffin_cli.format.errors import BlobTooLargeError, EncryptedFileError, PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.io import RangeFile
 from puffin_cli.format.metadata import BlobMetadata, FileMetadata, FooterInfo, decode_footer_json
@@ -103,7 +103,7 @@ def read_footer(source: RangeFile, *, footer_size: int | None = None,
                f"{flags.hex()}); only bit 0 of byte 0 is defined", struct_at + 4)
     info = FooterInfo(payload_size, footer_total, footer_start, bytes(flags), compressed)
     if footer_total > len(tail):
-        if compressed is False and payload_size > max_payload:
+        if payload_size > max_payload:
             _error(findings, "footer.payload-size", f"footer payload of {payload_size} bytes is "
                    f"larger than the limit of {max_payload} bytes", struct_at)
             return FooterRead(info, None, findings)
@@ -200,7 +200,7 @@ class PuffinReader:
                 f"area [{MAGIC_LENGTH}, {end})", code="blob.range", path=self.path,
                 offset=blob.offset, blob_index=index)
         if blob.length > self.max_blob_size:
-            raise PuffinError(
+            raise BlobTooLargeError(
                 f"blob of {blob.length} bytes is larger than the limit of {self.max_blob_size} "
                 f"bytes (raise --max-blob-size to read it)", code="blob.too-large",
                 path=self.path, offset=blob.offset, blob_index=index)

@@ -8,8 +8,8 @@ which fails when the name exists).
 from __future__ import annotations
 
 import os
+import secrets
 import struct
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -41,10 +41,10 @@ class WriteResult:
 class PuffinWriter:
     """Write a Puffin file blob by blob.
 
-    ``properties`` are the file properties; when not given they are
-    ``{"created-by": "puffin-cli <version>"}``, and when given without ``created-by`` (and not
-    empty) that key is added. Pass ``created_by=None`` with ``properties={}`` for no properties
-    at all (as some Iceberg test files have).
+    ``properties`` are the file properties; ``created_by`` (default ``puffin-cli <version>``)
+    is added as ``created-by`` unless ``properties`` already has that key. Pass
+    ``created_by=None`` with no ``properties`` for a footer without properties (as some Iceberg
+    test files have).
     """
 
     def __init__(self, target: str | os.PathLike[str], *,
@@ -58,11 +58,17 @@ class PuffinWriter:
         self._compress_footer = compress_footer
         self._overwrite = overwrite
         if not overwrite and os.path.exists(self.target):
-            raise PuffinError(f"{self.target} exists; not overwriting it", code="write.exists",
+            raise PuffinError("file exists; not overwriting it", code="write.exists",
                               path=self.target)
         directory = os.path.dirname(os.path.abspath(self.target))
-        fd, self._temp = tempfile.mkstemp(prefix=f".{os.path.basename(self.target)}.",
-                                          suffix=".tmp", dir=directory)
+        # Not tempfile.mkstemp: its 0600 mode would end up on the target; this honours the umask.
+        self._temp = os.path.join(
+            directory, f".{os.path.basename(self.target)}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError as exc:
+            raise PuffinError(f"cannot write: {exc.strerror}", code="write.open",
+                              path=self.target) from None
         self._out: BinaryIO = os.fdopen(fd, "wb")
         self._out.write(MAGIC)
         self._position = len(MAGIC)
@@ -94,7 +100,15 @@ class PuffinWriter:
         return meta
 
     def finish(self) -> WriteResult:
-        """Write the footer, flush to disk and move the file into place."""
+        """Write the footer, flush to disk and move the file into place (on any failure, drop
+        the temp file and leave the target as it was)."""
+        try:
+            return self._finish()
+        except BaseException:
+            self.abort()
+            raise
+
+    def _finish(self) -> WriteResult:
         metadata = FileMetadata(tuple(self._blobs), self._properties)
         payload = metadata.to_payload()
         flags = bytearray(FLAGS_LENGTH)
@@ -112,8 +126,7 @@ class PuffinWriter:
             try:
                 os.link(self._temp, self.target)
             except FileExistsError:
-                self.abort()
-                raise PuffinError(f"{self.target} appeared while writing; not overwriting it",
+                raise PuffinError("file appeared while writing; not overwriting it",
                                   code="write.exists", path=self.target) from None
             os.unlink(self._temp)
         self._done = True
