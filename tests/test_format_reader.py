@@ -71,7 +71,7 @@ def one_blob_file(stored: bytes, **fields: object) -> bytes:
 def test_too_short(tmp_path: Path, data: bytes, what: str) -> None:
     exc = metadata_error(tmp_path, data)
     assert facts(exc) == ("file.too-short", f"file is {what}; the smallest Puffin file is 20 "
-                          "bytes (magic and an empty footer)", None)
+                          "bytes (magic and an empty footer)", len(data))
     assert MIN_FILE_LENGTH == 20
 
 

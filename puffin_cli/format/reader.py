@@ -60,7 +60,7 @@ def read_footer(source: RangeFile, *, footer_size: int | None = None,
                                      "needed", code="file.encrypted", offset=0)
         what = "empty" if size == 0 else f"{size} bytes"
         _error(findings, "file.too-short", f"file is {what}; the smallest Puffin file is "
-               f"{MIN_FILE_LENGTH} bytes (magic and an empty footer)", None)
+               f"{MIN_FILE_LENGTH} bytes (magic and an empty footer)", size)
         return FooterRead(None, None, findings)
     if footer_size is not None:
         if footer_size < FOOTER_OVERHEAD or footer_size > size - MAGIC_LENGTH:

@@ -1,0 +1,63 @@
+"""``puffin inspect``: what a Puffin file holds."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from puffin_cli.cli.main import EXIT_BAD_FILE
+from puffin_cli.cli.options import json_option, max_blob_size_option, path_option
+
+
+@click.command("inspect")
+@click.argument("files", nargs=-1, metavar="FILE...")
+@path_option
+@json_option
+@click.option("--no-decode", is_flag=True,
+              help="Show the footer metadata only; read no blob bytes.")
+@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True,
+              help="Deletion-vector position ranges to show per blob.")
+@click.option("--footer-size", type=click.IntRange(min=0), default=None, metavar="N",
+              help="The footer's size in bytes (Iceberg's file-footer-size-in-bytes): read "
+                   "exactly the footer.")
+@max_blob_size_option
+@click.pass_context
+def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str, ...],
+            as_json: bool, no_decode: bool, limit: int, footer_size: int | None,
+            max_blob_size: int) -> None:
+    """Show a Puffin file's footer, blobs and decoded blob contents.
+
+    Theta sketches show their NDV estimate and bounds; deletion vectors their cardinality,
+    data file and first positions as ranges. A blob property that disagrees with the blob's
+    bytes (ndv, cardinality) is flagged. Exit 1 when a file or any blob cannot be read.
+
+    \b
+    Examples:
+      puffin inspect stats.puffin
+      puffin inspect --json --no-decode a.puffin b.puffin
+      puffin inspect --path dv.puffin --limit 100
+      puffin inspect --footer-size 632 stats.puffin
+    """
+    from puffin_cli.analysis.inspection import inspect_files
+
+    locations = list(files) + list(path_options)
+    if not locations:
+        raise click.UsageError("no file given: name one or more Puffin files (or --path FILE)")
+    if footer_size is not None and len(locations) > 1:
+        raise click.UsageError("--footer-size describes one file; give exactly one")
+    report = inspect_files(locations, decode=not no_decode, limit=limit,
+                           max_blob_size=max_blob_size, footer_size=footer_size)
+    if as_json:
+        from puffin_cli.render.jsonout import dump
+
+        dump(report, sys.stdout)
+    else:
+        from puffin_cli.render.console import console
+        from puffin_cli.render.inspect import render_human
+
+        render_human(report, console())
+    for failure in report.failures():
+        click.echo(f"puffin: error: {failure}", err=True)
+    if not report.ok:
+        ctx.exit(EXIT_BAD_FILE)

@@ -1,0 +1,192 @@
+"""``puffin inspect``'s human view (rich) of an InspectReport; ``--json`` is its plain
+serialization (render/jsonout.py, documented in docs/json.md).
+
+The human view is a header per file, then one block per blob; decoded summaries are drawn by
+their ``kind`` (theta sketch, deletion vector, opaque bytes; any other kind field by field).
+Long values (a 300-character data-file path) fold onto further lines instead of being cut.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, cast
+
+from rich.console import Console
+from rich.text import Text
+
+from puffin_cli.analysis.inspection import BlobReport, FileReport, InspectReport
+from puffin_cli.blobs.base import BlobSummary
+from puffin_cli.format.metadata import BlobMetadata
+from puffin_cli.format.spec import CARDINALITY_PROPERTY
+from puffin_cli.render import jsonout
+
+if TYPE_CHECKING:
+    from puffin_cli.blobs.deletion_vector import DeletionVectorSummary
+    from puffin_cli.blobs.opaque import OpaqueSummary
+    from puffin_cli.blobs.theta import ThetaSummary
+
+_FLAG = "bold red"
+_OK = "green"
+
+
+def render_human(report: InspectReport, console: Console) -> None:
+    for number, file in enumerate(report.files):
+        if number:
+            console.print()
+        _print_file(console, file)
+
+
+Value = str | Text | list[Text]
+Rows = Iterable[tuple[str, Value]]
+# Values start in this column; a longer label gets a line of its own.
+_LABEL_WIDTH = 19
+
+
+def _print_rows(console: Console, rows: Rows) -> None:
+    """Labels on the left, values folded into the rest of the width: nothing is cut off and no
+    line ends in padding."""
+    value_width = max(console.width - _LABEL_WIDTH, 20)
+    for label, value in rows:
+        paragraphs = value if isinstance(value, list) else [Text(value) if isinstance(
+            value, str) else value]
+        lines = [line for paragraph in paragraphs
+                 for line in paragraph.wrap(console, value_width, overflow="fold")]
+        head = Text(label)
+        if head.cell_len > _LABEL_WIDTH - 2:
+            console.print(head, overflow="fold")
+            head = Text("")
+        for line in lines or [Text("")]:
+            line.rstrip()
+            console.print(Text.assemble(head, " " * (_LABEL_WIDTH - head.cell_len), line),
+                          overflow="ignore", crop=False, no_wrap=True)
+            head = Text("")
+
+
+def _count(value: int) -> str:
+    return f"{value:,}"
+
+
+def _bytes(value: int) -> str:
+    return "1 byte" if value == 1 else f"{value:,} bytes"
+
+
+def _properties(properties: dict[str, str]) -> Value:
+    if not properties:
+        return Text("none", style="dim")
+    return [Text.assemble((key, "bold"), " = ", value) for key, value in properties.items()]
+
+
+def _unknown_keys(extra: dict[str, Any]) -> Rows:
+    for key, value in extra.items():
+        yield f"  {key}", Text(f"{json.dumps(value)} (unknown footer key)", style="yellow")
+
+
+def _print_file(console: Console, file: FileReport) -> None:
+    footer = file.footer
+    stored = "LZ4-compressed" if footer.compressed else "not compressed"
+    console.print(Text(file.path, style="bold"), overflow="fold")
+    _print_rows(console, [
+        ("  file size", _bytes(file.file_size)),
+        ("  footer", f"{_bytes(footer.footer_size)} at offset {footer.footer_start} (payload "
+                     f"{_bytes(footer.payload_size)}, {stored}, flags {footer.flags.hex()})"),
+        ("  blobs", _count(len(file.blobs)) + ("" if file.decoded else
+                                              ", contents not read (--no-decode)")),
+        ("  properties", _properties(file.properties)),
+        *_unknown_keys(file.extra),
+    ])
+    for blob in file.blobs:
+        console.print()
+        console.print(Text.assemble((f"blob {blob.index}", "bold"), "  ",
+                                    (blob.metadata.type, "bold")), overflow="fold")
+        _print_rows(console, _blob_rows(blob))
+
+
+def _blob_rows(blob: BlobReport) -> Rows:
+    meta = blob.metadata
+    yield "  fields", ", ".join(str(f) for f in meta.fields) or "none"
+    yield "  snapshot-id", str(meta.snapshot_id)
+    yield "  sequence-number", str(meta.sequence_number)
+    yield "  offset", str(meta.offset)
+    yield "  length", _bytes(meta.length)
+    yield "  codec", meta.compression_codec or "none (stored as is)"
+    yield "  properties", _properties(meta.properties)
+    yield from _unknown_keys(meta.extra)
+    if blob.error is not None:
+        offset = "" if blob.error.offset is None else f" (at byte {blob.error.offset})"
+        yield "  error", Text(f"{blob.error.message}{offset} [{blob.error.code}]", style=_FLAG)
+    elif blob.summary is not None:
+        for label, value in _summary_rows(blob.summary, meta):
+            yield f"  {label}" if label else "", value
+
+
+def _summary_rows(summary: BlobSummary, meta: BlobMetadata) -> Rows:
+    """Rows for a decoded summary, by its ``kind``."""
+    if summary.kind == "theta":
+        return _theta_rows(cast("ThetaSummary", summary))
+    if summary.kind == "deletion-vector":
+        return _dv_rows(cast("DeletionVectorSummary", summary), meta)
+    if summary.kind == "opaque":
+        return _opaque_rows(cast("OpaqueSummary", summary))
+    return _generic_rows(summary)
+
+
+def _agreement(label: str, stored: str | None, matches: bool | None, actual: str) -> Text:
+    """How a blob property compares with what the bytes say; a mismatch is flagged so that it
+    shows without colour too."""
+    if stored is None:
+        return Text(f"no {label} property", style="dim")
+    if matches:
+        return Text(f"{label} property {stored} agrees", style=_OK)
+    return Text(f"MISMATCH: {label} property is {stored}, the blob says {actual}", style=_FLAG)
+
+
+def _theta_rows(summary: ThetaSummary) -> Rows:
+    estimate = summary.estimate
+    if summary.exact:
+        ndv = Text(f"NDV {_count(int(estimate))} (exact)")
+    else:
+        low, high = math.floor(summary.lower_bound), math.ceil(summary.upper_bound)
+        ndv = Text(f"NDV ≈ {_count(int(estimate))} (bounds {_count(low)} – {_count(high)} at "
+                   f"2 standard deviations; estimate {estimate:,.3f})")
+    yield "theta sketch", ndv
+    stored = ", compressed" if summary.compressed else ""
+    yield "", Text(f"{_count(summary.retained_entries)} retained entries, theta "
+                   f"{summary.theta:.10g}, serial version {summary.serial_version}{stored}",
+                   style="dim")
+    yield "", _agreement("ndv", summary.ndv_property, summary.ndv_property_matches,
+                         _count(int(estimate)))
+
+
+def _range_text(item: tuple[int, int]) -> str:
+    start, end = item
+    return str(start) if start == end else f"{start}-{end}"
+
+
+def _dv_rows(summary: DeletionVectorSummary, meta: BlobMetadata) -> Rows:
+    noun = "position" if summary.cardinality == 1 else "positions"
+    yield "deletion vector", f"{_count(summary.cardinality)} {noun}"
+    if summary.cardinality:
+        yield "", Text(f"min {summary.min}, max {summary.max}", style="dim")
+    yield "", _agreement("cardinality", meta.properties.get(CARDINALITY_PROPERTY),
+                         summary.cardinality_matches, _count(summary.cardinality))
+    yield "data file", summary.referenced_data_file or Text("not given", style=_FLAG)
+    shown = ", ".join(_range_text(r) for r in summary.ranges)
+    if summary.truncated:
+        shown += (f", … (first {_count(len(summary.ranges))} of "
+                  f"{_count(summary.ranges_total)} ranges; --limit shows more)")
+    yield "positions", shown or Text("none", style="dim")
+
+
+def _opaque_rows(summary: OpaqueSummary) -> Rows:
+    yield "content", f"{_bytes(summary.size)} of an undecoded type"
+    if summary.head_hex:
+        yield "first bytes", summary.head_hex
+
+
+def _generic_rows(summary: BlobSummary) -> Rows:
+    yield "decoded", summary.kind
+    for key, value in jsonout.to_jsonable(summary).items():
+        if key != "kind":
+            yield key, json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,207 @@
+"""``puffin dump-blob``: selection, every format, atomic -o, and the terminal refusal."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from helpers import SAMPLES, blob_entry, footer_payload, puffin_bytes
+
+from puffin_cli.blobs.deletion_vector import bitmap_from_ranges, encode_deletion_vector
+from puffin_cli.cli import dump_blob as dump_blob_module
+from puffin_cli.cli.main import cli
+from puffin_cli.format.spec import DV_BLOB_TYPE, ROW_POSITION_FIELD_ID
+
+MIXED = SAMPLES / "iceberg-java/multi-blob-mixed.puffin"
+THETA = SAMPLES / "public/apache-datasketches-theta-v1.puffin"
+DV64 = SAMPLES / "iceberg-java/dv-64bit.puffin"
+
+
+def run(*args: str) -> Result:
+    return CliRunner().invoke(cli, ["dump-blob", *args])
+
+
+def expected(sample: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        (SAMPLES / "expected" / f"{sample.name}.json").read_text(encoding="utf-8"))
+    return data
+
+
+def stored_bytes(sample: Path, index: int) -> bytes:
+    blob = expected(sample)["blobs"][index]
+    return sample.read_bytes()[blob["offset"]:blob["offset"] + blob["length"]]
+
+
+# --------------------------------------------------------------------------------------------
+# Formats
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_bytes_are_decompressed_blob(index: int) -> None:
+    result = run(str(MIXED), str(index))
+    assert result.exit_code == 0, result.output
+    want = expected(MIXED)["blobs"][index]
+    assert len(result.stdout_bytes) == want["decompressed_length"]
+    assert hashlib.sha256(result.stdout_bytes).hexdigest() == want["decompressed_sha256"]
+
+
+def test_raw_bytes_are_stored_bytes() -> None:
+    result = run(str(MIXED), "2", "--raw")
+    assert result.exit_code == 0, result.output
+    assert result.stdout_bytes == stored_bytes(MIXED, 2)
+    assert result.stdout_bytes[:4] == b"\x28\xb5\x2f\xfd"  # still a zstd frame
+
+
+def test_hex_is_the_bytes_in_lines_of_32(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Small chunks so the 33 KiB blob crosses many chunk boundaries.
+    monkeypatch.setattr(dump_blob_module, "HEX_CHUNK_LINES", 3)
+    raw = stored_bytes(MIXED, 2)
+    result = run(str(MIXED), "2", "--raw", "--format", "hex")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert all(len(line) == 64 for line in lines[:-1])
+    assert 0 < len(lines[-1]) <= 64
+    assert bytes.fromhex("".join(lines)) == raw
+
+
+def test_hex_of_an_empty_blob_is_empty() -> None:
+    result = run(str(MIXED), "4", "--format", "hex")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("sample", [DV64, SAMPLES / "public/deletion-vector-v1.puffin"],
+                         ids=lambda p: p.stem)
+def test_positions_match_iceberg_java(sample: Path) -> None:
+    for index, blob in enumerate(expected(sample)["blobs"]):
+        result = run(str(sample), str(index), "--format", "positions")
+        assert result.exit_code == 0, result.output
+        dv = blob["dv"]
+        assert hashlib.sha256(result.stdout_bytes).hexdigest() == dv["positions_sha256"]
+        lines = result.stdout.splitlines()
+        assert len(lines) == dv["cardinality"]
+        assert [int(p) for p in lines[:len(dv["first_positions"])]] == dv["first_positions"]
+
+
+def test_json_is_the_decoded_summary() -> None:
+    result = run(str(DV64), "0", "--format", "json", "--limit", "3")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["kind"] == "deletion-vector"
+    assert summary["cardinality"] == 113
+    assert summary["ranges"] == [[0, 2], [65535, 65540], [4294967295, 4294967297]]
+    assert summary["truncated"] is True
+
+
+def test_sketch_is_the_library_description() -> None:
+    import datasketches
+    import zstandard
+
+    result = run(str(THETA), "1", "--format", "sketch")
+    assert result.exit_code == 0, result.output
+    data = zstandard.ZstdDecompressor().decompress(stored_bytes(THETA, 1))
+    assert result.stdout == datasketches.compact_theta_sketch.deserialize(data).to_string()
+    assert "estimate             : 5\n" in result.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# Selection
+
+
+def test_select_by_field() -> None:
+    by_field = run(str(THETA), "--field", "2")
+    by_index = run(str(THETA), "1")
+    assert by_field.exit_code == 0, by_field.output
+    assert by_field.stdout_bytes == by_index.stdout_bytes
+
+
+def test_select_by_type_and_field() -> None:
+    result = run(str(MIXED), "--type", "oracle-empty-blob-v1", "--field", "7", "--raw")
+    assert result.exit_code == 0, result.output
+    assert result.stdout_bytes == stored_bytes(MIXED, 5)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ([], "Error: name a blob: give its INDEX, or --type and/or --field"),
+    (["9"], "Error: Invalid value for INDEX: {path} has 6 blobs; no blob 9"),
+    (["--type", "apache-datasketches-theta-v1"],
+     "Error: 3 blobs of type apache-datasketches-theta-v1 in {path} (indexes 0, 1, 2); give "
+     "the INDEX of one"),
+    (["--field", "99"], "Error: {path} has no blob of field 99"),
+    (["3", "--type", "apache-datasketches-theta-v1"],
+     "Error: blob 3 has no blob of type apache-datasketches-theta-v1"),
+    (["3", "--format", "positions"],
+     "Error: --format positions needs a blob of type deletion-vector-v1; blob 3 is "
+     "oracle-test-blob-v1"),
+    (["3", "--format", "sketch"],
+     "Error: --format sketch needs a blob of type apache-datasketches-theta-v1; blob 3 is "
+     "oracle-test-blob-v1"),
+    (["0", "--raw", "--format", "json"],
+     "Error: --raw applies to the bytes and hex formats, not json"),
+])
+def test_usage_errors_exit_2(args: list[str], message: str) -> None:
+    result = run(str(MIXED), *args)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == message.format(path=MIXED)
+    assert result.stdout == ""
+
+
+# --------------------------------------------------------------------------------------------
+# Output file, terminal
+
+
+def test_output_file_replaces_target(tmp_path: Path) -> None:
+    target = tmp_path / "out.bin"
+    target.write_bytes(b"old")
+    result = run(str(MIXED), "3", "-o", str(target))
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    assert hashlib.sha256(target.read_bytes()).hexdigest() == \
+        expected(MIXED)["blobs"][3]["decompressed_sha256"]
+    assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+def _bad_dv_file(path: Path) -> Path:
+    blob = bytearray(encode_deletion_vector(bitmap_from_ranges([(1, 3)])))
+    blob[-1] ^= 0xFF
+    entry = blob_entry(4, len(blob), type=DV_BLOB_TYPE, fields=[ROW_POSITION_FIELD_ID])
+    path.write_bytes(puffin_bytes(footer_payload([entry]), blob_data=bytes(blob)))
+    return path
+
+
+def test_failed_dump_leaves_target_untouched(tmp_path: Path) -> None:
+    source = _bad_dv_file(tmp_path / "bad.puffin")
+    target = tmp_path / "positions.txt"
+    target.write_bytes(b"old")
+    result = run(str(source), "0", "--format", "positions", "-o", str(target))
+    assert result.exit_code == 1
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.puffin", "positions.txt"]
+
+
+def test_bad_blob_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from puffin_cli.cli.main import main
+
+    source = _bad_dv_file(tmp_path / "bad.puffin")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["dump-blob", str(source), "0", "--format", "positions"])
+    assert exit_info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"puffin: error: {source}: blob 0: CRC-32 is ")
+    crc_at = 4 + len(encode_deletion_vector(bitmap_from_ranges([(1, 3)]))) - 4
+    assert err.endswith(f"(at byte {crc_at})\n")
+
+
+def test_raw_bytes_refused_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dump_blob_module, "_stdout_is_terminal", lambda: True)
+    result = run(str(MIXED), "0")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == ("puffin: not writing binary blob bytes to a terminal; use --format "
+                             "hex, -o FILE or redirect the output\n")
+    assert run(str(MIXED), "0", "--format", "hex").exit_code == 0
