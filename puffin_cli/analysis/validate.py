@@ -1,0 +1,228 @@
+"""``validate_file``: every finding about one Puffin file, as one :class:`FileReport`.
+
+Order of checks: leading magic; footer structure (:func:`read_footer`); footer JSON
+(:func:`decode_footer_json`); value ranges; blob layout (offsets, overlaps, gaps); then each
+blob in turn: codec, decompression with its content size, and its type's
+``HANDLER.check(data, meta)``. Blobs are read one at a time and released before the next, so
+peak memory is about the largest decompressed blob. Finally the engine profile
+(:mod:`puffin_cli.analysis.profiles`) adds what the chosen engine rejects.
+
+``validate_file`` never raises: an unexpected exception becomes an ``internal.error`` finding.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+from puffin_cli.analysis.profiles import BLOB_LZ4, FOOTER_LZ4, SPEC, apply_profile
+from puffin_cli.blobs import handler_for
+from puffin_cli.format import codecs
+from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.findings import Finding, Severity
+from puffin_cli.format.io import RangeFile
+from puffin_cli.format.metadata import BlobMetadata, FileMetadata, decode_footer_json
+from puffin_cli.format.reader import read_footer
+from puffin_cli.format.spec import (
+    CODEC_LZ4,
+    DEFAULT_MAX_BLOB_SIZE,
+    ENCRYPTED_MAGIC,
+    KNOWN_CODECS,
+    MAGIC,
+    MAGIC_LENGTH,
+)
+
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+LZ4_READERS = "Iceberg Java, iceberg-rust and pyiceberg cannot read it"
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """What ``puffin validate`` found in one file.
+
+    ``file_size``, ``footer_size`` and ``blob_count`` are ``None`` when the file could not be
+    read that far. ``errors``, ``warnings`` and ``infos`` count ``findings`` by severity.
+    """
+
+    path: str
+    profile: str
+    file_size: int | None
+    footer_size: int | None
+    blob_count: int | None
+    errors: int
+    warnings: int
+    infos: int
+    findings: tuple[Finding, ...]
+
+    def failed(self, strict: bool = False) -> bool:
+        """An error fails the file; with ``strict``, a warning too."""
+        return self.errors > 0 or (strict and self.warnings > 0)
+
+
+def _report(path: str, profile: str, file_size: int | None, footer_size: int | None,
+            blob_count: int | None, findings: list[Finding]) -> FileReport:
+    counts = {severity: 0 for severity in Severity}
+    for finding in findings:
+        counts[finding.severity] += 1
+    return FileReport(path, profile, file_size, footer_size, blob_count,
+                      counts[Severity.ERROR], counts[Severity.WARNING], counts[Severity.INFO],
+                      tuple(findings))
+
+
+class _Validation:
+    def __init__(self, path: str, max_blob_size: int) -> None:
+        self.path = path
+        self.max_blob_size = max_blob_size
+        self.findings: list[Finding] = []
+        self.file_size: int | None = None
+        self.footer_size: int | None = None
+        self.metadata: FileMetadata | None = None
+
+    def add(self, code: str, severity: Severity, message: str, offset: int | None = None,
+            blob_index: int | None = None) -> None:
+        self.findings.append(Finding(code, severity, message, offset, blob_index))
+
+    def error(self, code: str, message: str, offset: int | None = None,
+              blob_index: int | None = None) -> None:
+        self.add(code, Severity.ERROR, message, offset, blob_index)
+
+    def run(self) -> None:
+        try:
+            source = RangeFile(self.path)
+        except PuffinError as exc:
+            self.error("file.open", exc.message)
+            return
+        with source:
+            self.file_size = source.size
+            try:
+                self.check_file(source)
+            except OSError as exc:
+                self.error("file.read", f"cannot read: {exc.strerror or exc}")
+
+    def check_file(self, source: RangeFile) -> None:
+        head = source.read(0, min(source.size, MAGIC_LENGTH))
+        if head == ENCRYPTED_MAGIC:
+            self.error("file.encrypted", "encrypted Iceberg file (AES-GCM stream, magic AGS1): "
+                       "key needed", 0)
+            return
+        if len(head) == MAGIC_LENGTH and head != MAGIC:
+            self.error("file.magic", f"leading magic is {head.hex()}, expected {MAGIC.hex()} "
+                       f"({MAGIC.decode()})", 0)
+        try:
+            found = read_footer(source, max_payload=self.max_blob_size)
+        except PuffinError as exc:
+            self.error(exc.code, exc.message, exc.offset)
+            return
+        self.findings.extend(found.findings)
+        if found.info is None or found.payload is None:
+            return
+        info = found.info
+        self.footer_size = info.footer_size
+        payload_at = info.footer_start + MAGIC_LENGTH
+        if info.compressed:
+            self.add(FOOTER_LZ4, Severity.WARNING, "footer payload is LZ4-compressed: valid "
+                     f"Puffin, but {LZ4_READERS}", payload_at)
+        metadata, json_findings = decode_footer_json(found.payload, payload_at)
+        self.findings.extend(json_findings)
+        if metadata is None:
+            return
+        self.metadata = metadata
+        self.check_ranges(metadata.blobs, payload_at)
+        readable = self.check_layout(metadata.blobs, info.footer_start)
+        for index, blob in enumerate(metadata.blobs):
+            if readable[index]:
+                self.check_blob(source, index, blob)
+
+    def check_ranges(self, blobs: tuple[BlobMetadata, ...], payload_at: int) -> None:
+        for index, blob in enumerate(blobs):
+            bad = [f for f in blob.fields if not INT32_MIN <= f <= INT32_MAX]
+            if bad:
+                self.error("json.range", f"blob {index} field ID {bad[0]} does not fit in a "
+                           "32-bit int", payload_at, index)
+            for key, value in (("snapshot-id", blob.snapshot_id),
+                               ("sequence-number", blob.sequence_number)):
+                if not INT64_MIN <= value <= INT64_MAX:
+                    self.error("json.range", f"blob {index} {key!r} {value} does not fit in a "
+                               "64-bit long", payload_at, index)
+
+    def check_layout(self, blobs: tuple[BlobMetadata, ...], footer_start: int) -> list[bool]:
+        """Offsets and lengths against the blob area; overlaps (errors) and gaps (info).
+        Returns, per blob, whether its range can be read."""
+        readable = []
+        for index, blob in enumerate(blobs):
+            end = blob.offset + blob.length
+            if blob.offset < MAGIC_LENGTH:
+                self.error("blob.range", f"blob offset {blob.offset} is inside the leading "
+                           f"magic; blobs start at byte {MAGIC_LENGTH} or later", blob.offset,
+                           index)
+            elif end > footer_start:
+                self.error("blob.range", f"blob range [{blob.offset}, {end}) runs past the blob "
+                           f"area, which ends where the footer starts at byte {footer_start}",
+                           blob.offset, index)
+            readable.append(blob.offset >= MAGIC_LENGTH and end <= footer_start)
+        placed = sorted((b.offset, b.offset + b.length, i) for i, b in enumerate(blobs)
+                        if readable[i] and b.length > 0)
+        covered_to, covered_by = MAGIC_LENGTH, None
+        for start, end, index in placed:
+            if start < covered_to and covered_by is not None:
+                self.error("blob.overlap", f"blob {index} [{start}, {end}) overlaps blob "
+                           f"{covered_by}, which extends to byte {covered_to}", start, index)
+            elif start > covered_to:
+                self.gap(covered_to, start)
+            if end > covered_to:
+                covered_to, covered_by = end, index
+        if covered_to < footer_start:
+            self.gap(covered_to, footer_start)
+        return readable
+
+    def gap(self, start: int, end: int) -> None:
+        self.add("blob.gap", Severity.INFO, f"{end - start} bytes at [{start}, {end}) belong to "
+                 "no blob", start)
+
+    def check_blob(self, source: RangeFile, index: int, blob: BlobMetadata) -> None:
+        codec = blob.compression_codec
+        if codec is not None and codec not in KNOWN_CODECS:
+            self.error("blob.codec.unknown", f"unknown compression codec {codec!r}; expected "
+                       f"one of {', '.join(KNOWN_CODECS)} or none", blob.offset, index)
+            return
+        if codec == CODEC_LZ4:
+            self.add(BLOB_LZ4, Severity.WARNING, f"blob is LZ4-compressed: valid Puffin, but "
+                     f"{LZ4_READERS}", blob.offset, index)
+        if blob.length > self.max_blob_size:
+            self.error("blob.too-large", f"blob of {blob.length} bytes is larger than the limit "
+                       f"of {self.max_blob_size} bytes; not checked (raise --max-blob-size)",
+                       blob.offset, index)
+            return
+        try:
+            data = codecs.decompress(codec, source.read(blob.offset, blob.length),
+                                     self.max_blob_size)
+        except PuffinError as exc:
+            self.error(exc.code, exc.message, blob.offset, index)
+            return
+        try:
+            found = handler_for(blob.type).check(data, blob)
+        except Exception as exc:  # a checker bug must not hide the other findings
+            self.error("internal.error", f"the {blob.type!r} check failed: "
+                       f"{type(exc).__name__}: {exc}", blob.offset, index)
+            return
+        finally:
+            del data
+        self.findings.extend(f if f.blob_index is not None
+                             else dataclasses.replace(f, blob_index=index) for f in found)
+
+
+def validate_file(path: str | os.PathLike[str], *, profile: str = SPEC,
+                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> FileReport:
+    """Check one file against the Puffin spec (and ``profile``'s engine rules)."""
+    name = os.fspath(path)
+    run = _Validation(name, max_blob_size)
+    try:
+        run.run()
+        findings = apply_profile(profile, run.findings, run.metadata)
+    except Exception as exc:  # never raise on any input: report it instead
+        findings = [*run.findings, Finding("internal.error", Severity.ERROR,
+                                           f"validation stopped: {type(exc).__name__}: {exc}")]
+    blob_count = None if run.metadata is None else len(run.metadata.blobs)
+    return _report(name, profile, run.file_size, run.footer_size, blob_count, findings)

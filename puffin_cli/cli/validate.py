@@ -1,0 +1,112 @@
+"""``puffin validate``: every finding about each file, and an exit code for CI."""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from collections.abc import Iterator
+
+import click
+
+from puffin_cli.analysis.profiles import PROFILES
+from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
+from puffin_cli.cli.options import max_blob_size_option, path_option
+from puffin_cli.format.spec import MAGIC
+
+PUFFIN_SUFFIXES = (".puffin", ".stats")
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _looks_like_puffin(path: str) -> bool:
+    if path.endswith(PUFFIN_SUFFIXES):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(MAGIC)) == MAGIC
+    except OSError:
+        return False
+
+
+def _walk(directory: str) -> Iterator[str]:
+    for root, dirs, files in os.walk(directory):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            if os.path.isfile(path) and _looks_like_puffin(path):
+                yield path
+
+
+def expand(args: list[str]) -> list[str]:
+    """Files as given, directories searched recursively for Puffin files, glob patterns
+    expanded; duplicates dropped, first-seen order kept."""
+    found: dict[str, None] = {}
+    for arg in args:
+        if os.path.isdir(arg):
+            found.update(dict.fromkeys(_walk(arg)))
+        elif os.path.exists(arg) or arg.startswith("file:"):
+            found[arg] = None
+        elif _GLOB_CHARS & set(arg):
+            matches = sorted(glob.glob(arg, recursive=True))
+            if not matches:
+                raise click.UsageError(f"{arg}: the pattern matches no files")
+            for match in matches:
+                if os.path.isdir(match):
+                    found.update(dict.fromkeys(_walk(match)))
+                else:
+                    found[match] = None
+        else:
+            raise click.UsageError(f"{arg}: no such file or directory")
+    return list(found)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, metavar="PATH...")
+@path_option
+@click.option("--profile", type=click.Choice(PROFILES), default="spec", show_default=True,
+              help="Also check what this engine rejects (docs/validate.md lists the rules).")
+@click.option("--strict", is_flag=True, help="Fail on warnings too, not only on errors.")
+@click.option("--format", "output_format", type=click.Choice(["human", "json", "github"]),
+              default="human", show_default=True,
+              help="human tables, a JSON list of file reports, or GitHub Actions annotations.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("-q", "--quiet", is_flag=True, help="No output; the exit code says it all.")
+@max_blob_size_option
+def validate(paths: tuple[str, ...], path_options: tuple[str, ...], profile: str, strict: bool,
+             output_format: str, as_json: bool, quiet: bool, max_blob_size: int) -> None:
+    """Check Puffin files against the spec and report every finding.
+
+    PATH may be a file, a directory (searched recursively for *.puffin, *.stats and any file
+    starting with PFA1) or a glob pattern.
+
+    \b
+    Examples:
+      puffin validate metadata/*.stats
+      puffin validate --strict --format github warehouse/
+      puffin validate --profile pyiceberg --json data.puffin
+
+    \b
+    Exit codes: 0 no file has an error (with --strict: nor a warning),
+                1 some file does, 2 usage error.
+    """
+    from puffin_cli.analysis.validate import validate_file
+    from puffin_cli.render import validate as render
+
+    names = [*paths, *path_options]
+    if not names:
+        raise click.UsageError("give at least one PATH (a file, directory or glob pattern)")
+    files = expand(names)
+    if not files:
+        raise click.UsageError(f"no Puffin files found in {', '.join(names)}")
+    reports = [validate_file(f, profile=profile, max_blob_size=max_blob_size) for f in files]
+    if not quiet:
+        if as_json or output_format == "json":
+            render.as_json(reports, sys.stdout)
+        elif output_format == "github":
+            render.github(reports, sys.stdout, strict=strict)
+        else:
+            render.human(reports, sys.stdout, strict=strict)
+    failed = any(report.failed(strict) for report in reports)
+    # sys.exit, not click's Exit: main() runs click with standalone_mode=False, which turns
+    # Exit into a return value that `python -m puffin_cli` would drop.
+    sys.exit(EXIT_BAD_FILE if failed else EXIT_OK)

@@ -1,0 +1,150 @@
+"""`puffin validate` through click: path expansion, output formats, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from puffin_cli.cli.main import cli
+from puffin_cli.format import PuffinWriter
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+SAMPLES = SHARED / "samples"
+GOOD = str(SAMPLES / "public" / "deletion-vector-v1.puffin")
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["validate", *args])
+    return result.exit_code, result.output
+
+
+def make(path: Path, codec: str | None = None, compress_footer: bool = False) -> Path:
+    writer = PuffinWriter(path, compress_footer=compress_footer)
+    writer.add_blob("x-test", b"abc" * 20, fields=[1], codec=codec)
+    writer.finish()
+    return path
+
+
+def broken(path: Path) -> Path:
+    path.write_bytes(b"PFA1" + bytes(30))
+    return path
+
+
+def test_valid_file_exits_0_with_table_and_summary() -> None:
+    code, out = run(GOOD)
+    assert code == 0
+    assert out.splitlines()[0].startswith("ok ")
+    assert out.splitlines()[-1] == ("1 file checked (profile spec): 1 passed, 0 failed; 0 errors, "
+                                    "0 warnings, 0 info")
+
+
+def test_broken_file_exits_1_and_shows_each_finding(tmp_path: Path) -> None:
+    code, out = run(str(broken(tmp_path / "bad.puffin")), GOOD)
+    assert code == 1
+    assert "FAIL" in out and "footer.magic" in out
+    assert out.splitlines()[-1].startswith("2 files checked (profile spec): 1 passed, 1 failed;")
+
+
+def test_directory_is_searched_recursively(tmp_path: Path) -> None:
+    sub = tmp_path / "a" / "b"
+    sub.mkdir(parents=True)
+    make(sub / "one.puffin")
+    make(tmp_path / "two.stats")
+    make(tmp_path / "three.bin")  # no Puffin suffix, but starts with PFA1
+    (tmp_path / "notes.txt").write_text("not puffin")
+    code, out = run("--json", str(tmp_path))
+    assert code == 0
+    paths = [Path(r["path"]).relative_to(tmp_path).as_posix() for r in json.loads(out)]
+    assert paths == ["three.bin", "two.stats", "a/b/one.puffin"]
+
+
+def test_glob_pattern_and_path_option(tmp_path: Path) -> None:
+    make(tmp_path / "x1.puffin")
+    make(tmp_path / "x2.puffin")
+    code, out = run("--json", str(tmp_path / "x*.puffin"), "--path", GOOD)
+    assert code == 0
+    assert [Path(r["path"]).name for r in json.loads(out)] == [
+        "x1.puffin", "x2.puffin", "deletion-vector-v1.puffin"]
+
+
+def test_duplicates_are_checked_once(tmp_path: Path) -> None:
+    _, out = run("--json", GOOD, GOOD)
+    assert len(json.loads(out)) == 1
+
+
+@pytest.mark.parametrize("args", [[], ["/no/such/file.puffin"], ["/no/such/*.puffin"],
+                                  ["--profile", "spark", GOOD], ["--format", "xml", GOOD]])
+def test_usage_errors_exit_2(args: list[str]) -> None:
+    assert run(*args)[0] == 2
+
+
+def test_empty_directory_is_a_usage_error(tmp_path: Path) -> None:
+    code, out = run(str(tmp_path))
+    assert code == 2
+    assert "no Puffin files found" in out
+
+
+def test_strict_fails_on_warnings(tmp_path: Path) -> None:
+    path = str(make(tmp_path / "lz4.puffin", codec="lz4"))
+    assert run(path)[0] == 0
+    assert run("--strict", path)[0] == 1
+
+
+def test_profile_turns_lz4_into_an_error(tmp_path: Path) -> None:
+    path = str(make(tmp_path / "f.puffin", compress_footer=True))
+    code, out = run("--profile", "pyiceberg", "--json", path)
+    assert code == 1
+    [report] = json.loads(out)
+    assert [f["code"] for f in report["findings"]] == ["profile.pyiceberg.compressed-footer"]
+    assert run("--profile", "trino", path)[0] == 0
+
+
+def test_json_report_schema(tmp_path: Path) -> None:
+    code, out = run("--format", "json", str(broken(tmp_path / "bad.puffin")))
+    assert code == 1
+    assert json.loads(out) == [{
+        "path": str(tmp_path / "bad.puffin"), "profile": "spec", "file-size": 34,
+        "footer-size": None, "blob-count": None, "errors": 1, "warnings": 0, "infos": 0,
+        "findings": [{"code": "footer.magic", "severity": "error",
+                      "message": "footer end magic is 00000000, expected 50464131 (PFA1)",
+                      "offset": 30, "blob-index": None}]}]
+
+
+def test_github_annotations(tmp_path: Path) -> None:
+    bad = tmp_path / "a,b:c.puffin"
+    broken(bad)
+    code, out = run("--format", "github", str(bad))
+    assert code == 1
+    escaped = str(bad).replace(":", "%3A").replace(",", "%2C")
+    assert out.splitlines()[0] == (
+        f"::error file={escaped},title=footer.magic::footer end magic is 00000000, expected "
+        "50464131 (PFA1) (byte 30)")
+
+
+def test_quiet_prints_nothing(tmp_path: Path) -> None:
+    assert run("-q", str(broken(tmp_path / "bad.puffin"))) == (1, "")
+    assert run("--quiet", GOOD) == (0, "")
+
+
+def test_help_lists_the_options() -> None:
+    code, out = run("--help")
+    assert code == 0
+    for option in ("--profile", "--strict", "--format", "--json", "--quiet", "--path",
+                   "--max-blob-size"):
+        assert option in out
+
+
+def test_installed_script_never_prints_a_traceback(tmp_path: Path) -> None:
+    paths = [broken(tmp_path / "bad.puffin"), tmp_path / "empty.puffin", tmp_path / "rand.puffin"]
+    paths[1].write_bytes(b"")
+    paths[2].write_bytes(bytes(range(256)) * 3)
+    result = subprocess.run([sys.executable, "-m", "puffin_cli", "validate",
+                             *map(str, paths)], capture_output=True, text=True, check=False)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1].startswith("3 files checked (profile spec): 0 passed")
