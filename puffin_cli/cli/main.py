@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any
+from typing import NoReturn
 
 import click
 
@@ -28,6 +28,8 @@ EXIT_INTERNAL = 3
 COMMANDS = {
     "inspect": "puffin_cli.cli.inspect:inspect",
     "dump-blob": "puffin_cli.cli.dump_blob:dump_blob",
+    "validate": "puffin_cli.cli.validate:validate",
+    "table": "puffin_cli.cli.table:table",
 }
 
 
@@ -67,11 +69,12 @@ def _debug_requested(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get("PUFFIN_DEBUG", "") not in ("", "0")
 
 
-def main(argv: list[str] | None = None) -> Any:
+def main(argv: list[str] | None = None) -> NoReturn:
     """Run the CLI, turning library errors into one line on stderr and an exit code."""
     args = sys.argv[1:] if argv is None else argv
     try:
-        return cli.main(args=args, prog_name="puffin", standalone_mode=False)
+        result = cli.main(args=args, prog_name="puffin", standalone_mode=False)
+        sys.exit(result if isinstance(result, int) else EXIT_OK)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
