@@ -1,0 +1,595 @@
+"""``analyze_path``: the Puffin files of Iceberg tables, in the context of their tables.
+
+For each table (a table directory, a metadata JSON file, or every table under a warehouse) and
+each selected snapshot (the current one by default, one ``--snapshot``, or all), the report
+lists the registered statistics files (blobs with column names), partition statistics files
+and deletion vectors, and cross-checks everything that points at a Puffin file against what the
+file says. A snapshot costs its manifest list and its manifests, nothing from other snapshots.
+
+Findings (``table.*`` codes; validate's own codes for the Puffin files themselves):
+
+============================  ========  ==================================================
+code                          severity  meaning
+============================  ========  ==================================================
+table.stats.missing           error     a statistics / partition-statistics file is absent
+table.stats.size              error     ``file-size-in-bytes`` != the file's size
+table.stats.footer-size       error     ``file-footer-size-in-bytes`` != the footer's size
+table.stats.blob-metadata     error     ``blob-metadata`` != the Puffin footer's blobs
+table.stats.snapshot          error     statistics for a snapshot the table does not have
+table.stats.field             error     a blob field ID not in the snapshot's schema
+table.dv.missing              error     the DV's file is absent
+table.dv.offset               error     ``content_offset`` != the blob's offset
+table.dv.length               error     ``content_size_in_bytes`` != the blob's length
+table.dv.record-count         error     ``record_count`` != the bitmap's cardinality, or
+                                        more than the data file's ``record_count``
+table.dv.referenced-file      error     ``referenced_data_file`` missing or != the blob's
+                                        ``referenced-data-file`` property
+table.dv.not-live             error     the referenced data file is not live in the snapshot
+table.dv.duplicate            error     more than one DV for one data file
+table.dv.position-range       error     a position >= the data file's ``record_count``
+table.dv.sequence             error     DV data sequence number < the data file's
+table.dv.partition            error     partition spec or values != the data file's
+table.dv.container            error /   the range is not an Iceberg DV in a Puffin file
+                              info      (info: a known other container, decoded)
+table.orphan                  info      a Puffin file under the table nobody references
+============================  ========  ==================================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from puffin_cli.analysis import dv_containers
+from puffin_cli.analysis.fields import FieldNames
+from puffin_cli.analysis.table_manifests import ContentFile, ManifestReader, snapshot_files
+from puffin_cli.analysis.table_metadata import (
+    METADATA_DIR,
+    PathMapper,
+    Snapshot,
+    StatisticsEntry,
+    TableMetadata,
+    default_mapper,
+    find_tables,
+    is_table_dir,
+    load_metadata,
+    resolve_metadata_path,
+)
+from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.findings import Finding, Severity
+from puffin_cli.format.io import RangeFile
+from puffin_cli.format.metadata import BlobMetadata
+from puffin_cli.format.reader import PuffinReader
+from puffin_cli.format.spec import DV_BLOB_TYPE, MAGIC, NDV_PROPERTY, REFERENCED_DATA_FILE_PROPERTY
+
+SCHEMA_VERSION = 1
+PUFFIN_SUFFIXES = (".puffin", ".stats")
+
+
+@dataclass(frozen=True)
+class StatisticsBlob:
+    """One blob of a statistics file as the table metadata registers it, with column names
+    from the schema used for its snapshot (``None`` for an unknown field ID)."""
+
+    type: str
+    fields: tuple[int, ...]
+    columns: tuple[str | None, ...]
+    snapshot_id: int
+    sequence_number: int
+    ndv: int | None
+    properties: dict[str, str]
+
+
+@dataclass(frozen=True)
+class StatisticsFile:
+    snapshot_id: int
+    path: str
+    file_size: int
+    footer_size: int
+    schema_id: int
+    blobs: tuple[StatisticsBlob, ...]
+
+
+@dataclass(frozen=True)
+class PartitionStatisticsFile:
+    snapshot_id: int
+    path: str
+    file_size: int
+
+
+@dataclass(frozen=True)
+class DeletionVector:
+    """One live DV entry of a delete manifest (``record_count`` from the manifest,
+    ``cardinality`` decoded from the bytes; ``None`` when they could not be read)."""
+
+    data_file: str | None
+    path: str
+    offset: int | None
+    length: int | None
+    record_count: int
+    cardinality: int | None
+    container: str
+    spec_id: int
+    partition: dict[str, Any]
+    sequence_number: int
+
+
+@dataclass(frozen=True)
+class StatisticsChoice:
+    """Which statistics file readers use for a snapshot: Spark only one registered for exactly
+    that snapshot; Trino the nearest ancestor's (the snapshot itself included)."""
+
+    spark: str | None
+    trino: str | None
+    trino_snapshot_id: int | None
+
+
+@dataclass(frozen=True)
+class Totals:
+    statistics_files: int
+    statistics_blobs: int
+    deletion_vectors: int
+    dv_files: int
+    dv_bytes: int
+    deleted_rows: int
+    other_delete_files: int
+
+
+@dataclass(frozen=True)
+class SnapshotView:
+    snapshot_id: int
+    parent_id: int | None
+    sequence_number: int
+    timestamp_ms: int
+    operation: str | None
+    current: bool
+    schema_id: int
+    statistics: tuple[StatisticsFile, ...]
+    statistics_used: StatisticsChoice
+    partition_statistics: tuple[PartitionStatisticsFile, ...]
+    deletion_vectors: tuple[DeletionVector, ...]
+    totals: Totals
+
+
+@dataclass(frozen=True)
+class TableReport:
+    """One table. ``relocated`` lists the (from, to) location rewrites applied;
+    ``manifests_read`` the Avro files (manifest lists and manifests) opened."""
+
+    path: str
+    metadata_file: str
+    format_version: int
+    table_uuid: str | None
+    location: str
+    relocated: tuple[tuple[str, str], ...]
+    current_snapshot_id: int | None
+    snapshots: tuple[SnapshotView, ...]
+    orphans: tuple[str, ...]
+    manifests_read: int
+    errors: int
+    warnings: int
+    findings: tuple[Finding, ...]
+
+
+@dataclass(frozen=True)
+class TablesReport:
+    schema_version: int
+    tables: tuple[TableReport, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(t.errors == 0 for t in self.tables)
+
+
+# --- the analysis -----------------------------------------------------------------------------
+
+
+@dataclass
+class _PuffinFile:
+    """A Puffin (or bare DV) file opened once per table analysis."""
+
+    exists: bool
+    size: int = 0
+    is_puffin: bool = False
+    blobs: tuple[BlobMetadata, ...] | None = None
+    footer_size: int | None = None
+    problem: PuffinError | None = None
+    decoded: dict[tuple[int, int], dv_containers.DecodedDV] = field(default_factory=dict)
+
+
+class _Analysis:
+    def __init__(self, metadata: TableMetadata, table_dir: Path, mapper: PathMapper,
+                 validate: bool) -> None:
+        self.metadata = metadata
+        self.table_dir = table_dir
+        self.mapper = mapper
+        self.validate = validate
+        self.reader = ManifestReader(mapper)
+        self.findings: list[Finding] = []
+        self.files: dict[str, _PuffinFile] = {}
+        self.validated: set[str] = set()
+        self.referenced: set[str] = set()
+
+    def add(self, code: str, message: str, severity: Severity = Severity.ERROR,
+            offset: int | None = None, blob_index: int | None = None) -> None:
+        self.findings.append(Finding(code, severity, message, offset, blob_index))
+
+    def local(self, location: str) -> str:
+        path = self.mapper.local(location)
+        self.referenced.add(os.path.realpath(path))
+        return path
+
+    # Puffin files ------------------------------------------------------------------------
+
+    def puffin(self, location: str) -> _PuffinFile:
+        local = self.local(location)
+        cached = self.files.get(local)
+        if cached is not None:
+            return cached
+        if not os.path.isfile(local):
+            found = _PuffinFile(exists=False)
+        else:
+            found = _PuffinFile(exists=True, size=os.path.getsize(local))
+            with RangeFile(local) as head:
+                found.is_puffin = head.size >= len(MAGIC) and head.read(0, len(MAGIC)) == MAGIC
+            if found.is_puffin:
+                try:
+                    with PuffinReader(local) as reader:
+                        found.blobs = reader.metadata.blobs
+                        found.footer_size = reader.footer.footer_size
+                except PuffinError as exc:
+                    found.problem = exc.with_path(location)
+        self.files[local] = found
+        return found
+
+    def validate_file(self, location: str) -> None:
+        local = self.mapper.local(location)
+        if not self.validate or local in self.validated or not os.path.isfile(local):
+            return
+        self.validated.add(local)
+        from puffin_cli.analysis.validate import validate_file
+
+        for finding in validate_file(local).findings:
+            self.findings.append(Finding(finding.code, finding.severity,
+                                         f"{location}: {finding.message}", finding.offset,
+                                         finding.blob_index))
+
+    # statistics ----------------------------------------------------------------------------
+
+    def schema_for(self, snapshot_id: int) -> tuple[int, FieldNames]:
+        """The current schema for the current snapshot (what engines read it with), the
+        snapshot's own schema for any other."""
+        if snapshot_id == self.metadata.current_snapshot_id:
+            schema_id = self.metadata.current_schema_id
+            return schema_id, FieldNames(self.metadata.schemas[schema_id], schema_id)
+        schema_id, schema = self.metadata.schema_for(snapshot_id)
+        return schema_id, FieldNames(schema, schema_id)
+
+    def statistics_file(self, entry: StatisticsEntry) -> StatisticsFile:
+        schema_id, names = self.schema_for(entry.snapshot_id)
+        blobs = tuple(
+            StatisticsBlob(
+                type=b.type, fields=b.fields, columns=tuple(names.name(f) for f in b.fields),
+                snapshot_id=b.snapshot_id, sequence_number=b.sequence_number,
+                ndv=_ndv(b.properties), properties=b.properties)
+            for b in entry.blobs)
+        self.check_statistics(entry, names)
+        return StatisticsFile(entry.snapshot_id, entry.path, entry.file_size, entry.footer_size,
+                              schema_id, blobs)
+
+    def check_statistics(self, entry: StatisticsEntry, names: FieldNames) -> None:
+        where = entry.path
+        if self.metadata.snapshot(entry.snapshot_id) is None:
+            self.add("table.stats.snapshot", f"{where}: registered for snapshot "
+                     f"{entry.snapshot_id}, which the table does not have")
+        for index, blob in enumerate(entry.blobs):
+            unknown = [f for f in blob.fields if f not in names]
+            if unknown:
+                self.add("table.stats.field", f"{where}: blob {index} ({blob.type}) names field "
+                         f"IDs {unknown} that schema {names.schema_id} does not have",
+                         blob_index=index)
+        found = self.puffin(entry.path)
+        if not found.exists:
+            self.add("table.stats.missing", f"{where}: statistics file for snapshot "
+                     f"{entry.snapshot_id} does not exist ({self.mapper.local(entry.path)})")
+            return
+        if found.size != entry.file_size:
+            self.add("table.stats.size", f"{where}: file-size-in-bytes is {entry.file_size}, "
+                     f"the file has {found.size} bytes")
+        self.validate_file(entry.path)
+        if found.blobs is None:
+            if found.problem is None:
+                self.add("table.stats.blob-metadata", f"{where}: not a Puffin file (no PFA1 "
+                         "magic at byte 0)", offset=0)
+            elif not self.validate:
+                self.add(found.problem.code, str(found.problem), offset=found.problem.offset)
+            return
+        if found.footer_size != entry.footer_size:
+            self.add("table.stats.footer-size", f"{where}: file-footer-size-in-bytes is "
+                     f"{entry.footer_size}, the footer has {found.footer_size} bytes")
+        self.compare_blobs(entry, found.blobs)
+
+    def compare_blobs(self, entry: StatisticsEntry, blobs: tuple[BlobMetadata, ...]) -> None:
+        where = entry.path
+        if len(entry.blobs) != len(blobs):
+            self.add("table.stats.blob-metadata", f"{where}: blob-metadata lists "
+                     f"{len(entry.blobs)} blobs, the Puffin footer {len(blobs)}")
+        for index, (listed, actual) in enumerate(zip(entry.blobs, blobs, strict=False)):
+            pairs = (("type", listed.type, actual.type),
+                     ("snapshot-id", listed.snapshot_id, actual.snapshot_id),
+                     ("sequence-number", listed.sequence_number, actual.sequence_number),
+                     ("fields", list(listed.fields), list(actual.fields)),
+                     ("properties", listed.properties, actual.properties))
+            for key, said, has in pairs:
+                if said != has:
+                    self.add("table.stats.blob-metadata", f"{where}: blob {index} {key} is "
+                             f"{said!r} in the table metadata, {has!r} in the Puffin footer",
+                             offset=actual.offset, blob_index=index)
+
+    def partition_statistics(self, snapshot_id: int) -> tuple[PartitionStatisticsFile, ...]:
+        out = []
+        for entry in self.metadata.partition_statistics:
+            if entry.snapshot_id != snapshot_id:
+                continue
+            local = self.local(entry.path)
+            if not os.path.isfile(local):
+                self.add("table.stats.missing", f"{entry.path}: partition statistics file for "
+                         f"snapshot {snapshot_id} does not exist ({local})")
+            elif os.path.getsize(local) != entry.file_size:
+                self.add("table.stats.size", f"{entry.path}: file-size-in-bytes is "
+                         f"{entry.file_size}, the file has {os.path.getsize(local)} bytes")
+            out.append(PartitionStatisticsFile(entry.snapshot_id, entry.path, entry.file_size))
+        return tuple(out)
+
+    def statistics_choice(self, snapshot: Snapshot) -> StatisticsChoice:
+        by_snapshot = {e.snapshot_id: e.path for e in self.metadata.statistics}
+        spark = by_snapshot.get(snapshot.snapshot_id)
+        seen: set[int] = set()
+        current: Snapshot | None = snapshot
+        while current is not None and current.snapshot_id not in seen:
+            seen.add(current.snapshot_id)
+            if current.snapshot_id in by_snapshot:
+                return StatisticsChoice(spark, by_snapshot[current.snapshot_id],
+                                        current.snapshot_id)
+            current = (None if current.parent_id is None
+                       else self.metadata.snapshot(current.parent_id))
+        return StatisticsChoice(spark, None, None)
+
+    # deletion vectors ----------------------------------------------------------------------
+
+    def deletion_vector(self, snapshot_id: int, entry: ContentFile,
+                        data_files: dict[str, ContentFile]) -> DeletionVector:
+        where = f"snapshot {snapshot_id}: DV for {entry.referenced_data_file} in {entry.path}"
+        found = self.puffin(entry.path)
+        decoded: dv_containers.DecodedDV | None = None
+        if not found.exists:
+            self.add("table.dv.missing", f"{where}: the file does not exist "
+                     f"({self.mapper.local(entry.path)})")
+        else:
+            if found.is_puffin:
+                self.validate_file(entry.path)
+            self.check_blob(where, entry, found)
+            decoded = self.decode(where, entry, found)
+        self.check_data_file(where, entry, decoded, data_files)
+        return DeletionVector(
+            data_file=entry.referenced_data_file, path=entry.path, offset=entry.content_offset,
+            length=entry.content_size, record_count=entry.record_count,
+            cardinality=None if decoded is None else decoded.cardinality,
+            container="missing" if decoded is None else decoded.container,
+            spec_id=entry.spec_id, partition=entry.partition,
+            sequence_number=entry.sequence_number)
+
+    def check_blob(self, where: str, entry: ContentFile, found: _PuffinFile) -> None:
+        if found.blobs is None:
+            return
+        dvs = [(i, b) for i, b in enumerate(found.blobs) if b.type == DV_BLOB_TYPE]
+        ref = entry.referenced_data_file
+        by_ref = [(i, b) for i, b in dvs
+                  if b.properties.get(REFERENCED_DATA_FILE_PROPERTY) == ref]
+        at_offset = [(i, b) for i, b in dvs if b.offset == entry.content_offset]
+        if by_ref:
+            index, blob = by_ref[0]
+            if blob.offset != entry.content_offset:
+                self.add("table.dv.offset", f"{where}: content_offset is "
+                         f"{entry.content_offset}, the blob for this data file is at "
+                         f"{blob.offset}", offset=blob.offset, blob_index=index)
+            if blob.length != entry.content_size:
+                self.add("table.dv.length", f"{where}: content_size_in_bytes is "
+                         f"{entry.content_size}, the blob is {blob.length} bytes",
+                         offset=blob.offset, blob_index=index)
+        elif at_offset:
+            index, blob = at_offset[0]
+            said = blob.properties.get(REFERENCED_DATA_FILE_PROPERTY)
+            self.add("table.dv.referenced-file", f"{where}: the blob at offset {blob.offset} "
+                     f"is for {said}", offset=blob.offset, blob_index=index)
+        else:
+            self.add("table.dv.offset", f"{where}: no deletion-vector blob for this data file "
+                     f"and none at offset {entry.content_offset} in the Puffin footer")
+
+    def decode(self, where: str, entry: ContentFile,
+               found: _PuffinFile) -> dv_containers.DecodedDV | None:
+        offset, length = entry.content_offset, entry.content_size
+        if offset is None or length is None:
+            self.add("table.dv.offset", f"{where}: content_offset / content_size_in_bytes "
+                     "missing (required for deletion vectors)")
+            return None
+        if offset < 0 or length < 0 or offset + length > found.size:
+            self.add("table.dv.length", f"{where}: range [{offset}, {offset + length}) is "
+                     f"outside the file of {found.size} bytes", offset=offset)
+            return None
+        key = (offset, length)
+        decoded = found.decoded.get(key)
+        if decoded is None:
+            with RangeFile(self.mapper.local(entry.path)) as source:
+                data = source.read(offset, length)
+            decoded = dv_containers.decode_range(data, in_puffin=found.blobs is not None,
+                                                 base_offset=offset)
+            found.decoded[key] = decoded
+        if decoded.problem is not None:
+            severity = (Severity.WARNING if decoded.container == dv_containers.UNKNOWN
+                        else Severity.ERROR)
+            self.add("table.dv.container", f"{where}: {decoded.container} range "
+                     f"[{offset}, {offset + length}): {decoded.problem}", severity, offset)
+        elif decoded.container != dv_containers.PUFFIN:
+            self.add("table.dv.container", f"{where}: the range holds a {decoded.container} "
+                     "deletion vector, not a Puffin blob", Severity.INFO, offset)
+        if decoded.cardinality is not None and decoded.cardinality != entry.record_count:
+            self.add("table.dv.record-count", f"{where}: record_count is {entry.record_count}, "
+                     f"the bitmap holds {decoded.cardinality} positions", offset=offset)
+        return decoded
+
+    def check_data_file(self, where: str, entry: ContentFile,
+                        decoded: dv_containers.DecodedDV | None,
+                        data_files: dict[str, ContentFile]) -> None:
+        ref = entry.referenced_data_file
+        if ref is None:
+            self.add("table.dv.referenced-file", f"{where}: referenced_data_file is null "
+                     "(required for deletion vectors)")
+            return
+        data = data_files.get(ref)
+        if data is None:
+            self.add("table.dv.not-live", f"{where}: data file {ref} is not live in the "
+                     "snapshot")
+            return
+        if entry.record_count > data.record_count:
+            self.add("table.dv.record-count", f"{where}: deletes {entry.record_count} rows, "
+                     f"the data file has {data.record_count}")
+        top = None if decoded is None else decoded.max_position
+        if top is not None and top >= data.record_count:
+            self.add("table.dv.position-range", f"{where}: position {top} is past the data "
+                     f"file's {data.record_count} rows")
+        if entry.sequence_number < data.sequence_number:
+            self.add("table.dv.sequence", f"{where}: data sequence number "
+                     f"{entry.sequence_number} is below the data file's {data.sequence_number}")
+        if entry.spec_id != data.spec_id or entry.partition != data.partition:
+            self.add("table.dv.partition", f"{where}: partition spec {entry.spec_id} "
+                     f"{entry.partition} differs from the data file's spec {data.spec_id} "
+                     f"{data.partition}")
+
+    # one snapshot --------------------------------------------------------------------------
+
+    def snapshot_view(self, snapshot: Snapshot) -> SnapshotView:
+        sid = snapshot.snapshot_id
+        stats = tuple(self.statistics_file(e) for e in self.metadata.statistics
+                      if e.snapshot_id == sid)
+        files = snapshot_files(self.reader, snapshot)
+        dv_entries = [e for e in files.delete_files if e.is_dv]
+        dvs = tuple(self.deletion_vector(sid, e, files.data_files) for e in dv_entries)
+        per_data_file: dict[str, int] = defaultdict(int)
+        for dv in dvs:
+            if dv.data_file is not None:
+                per_data_file[dv.data_file] += 1
+        for data_file, count in per_data_file.items():
+            if count > 1:
+                self.add("table.dv.duplicate", f"snapshot {sid}: {count} deletion vectors for "
+                         f"data file {data_file}; at most one is allowed")
+        totals = Totals(
+            statistics_files=len(stats),
+            statistics_blobs=sum(len(s.blobs) for s in stats),
+            deletion_vectors=len(dvs),
+            dv_files=len({dv.path for dv in dvs}),
+            dv_bytes=sum(dv.length or 0 for dv in dvs),
+            deleted_rows=sum(dv.record_count for dv in dvs),
+            other_delete_files=len(files.delete_files) - len(dv_entries),
+        )
+        schema_id, _names = self.schema_for(sid)
+        return SnapshotView(
+            snapshot_id=sid, parent_id=snapshot.parent_id,
+            sequence_number=snapshot.sequence_number, timestamp_ms=snapshot.timestamp_ms,
+            operation=snapshot.operation, current=sid == self.metadata.current_snapshot_id,
+            schema_id=schema_id, statistics=stats,
+            statistics_used=self.statistics_choice(snapshot),
+            partition_statistics=self.partition_statistics(sid),
+            deletion_vectors=tuple(sorted(dvs, key=lambda d: (d.data_file or "", d.path))),
+            totals=totals)
+
+    def orphans(self, everywhere: bool) -> tuple[str, ...]:
+        """Puffin files nobody references: under ``metadata/`` (where statistics files go);
+        with ``everywhere`` (all snapshots read), anywhere under the table directory."""
+        for entry in self.metadata.statistics:
+            self.local(entry.path)
+        root = self.table_dir if everywhere else self.table_dir / METADATA_DIR
+        found = []
+        for dirpath, _dirs, names in os.walk(root):
+            for name in names:
+                if not name.endswith(PUFFIN_SUFFIXES):
+                    continue
+                path = os.path.join(dirpath, name)
+                if os.path.realpath(path) not in self.referenced:
+                    found.append(path)
+        for path in sorted(found):
+            self.add("table.orphan", f"{path}: Puffin file referenced by no "
+                     f"{'snapshot' if everywhere else 'statistics entry'}", Severity.INFO)
+        return tuple(sorted(found))
+
+
+def _ndv(properties: dict[str, str]) -> int | None:
+    value = properties.get(NDV_PROPERTY)
+    return int(value) if value is not None and value.isascii() and value.isdigit() else None
+
+
+def _select(metadata: TableMetadata, snapshot_id: int | None,
+            all_snapshots: bool) -> list[Snapshot]:
+    if all_snapshots:
+        return sorted(metadata.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms))
+    if snapshot_id is not None:
+        snap = metadata.snapshot(snapshot_id)
+        if snap is None:
+            known = ", ".join(str(s.snapshot_id) for s in metadata.snapshots) or "none"
+            raise PuffinError(f"no snapshot {snapshot_id} (snapshots: {known})",
+                              code="table.snapshot", path=metadata.path)
+        return [snap]
+    if metadata.current_snapshot_id is None:
+        return []
+    snap = metadata.snapshot(metadata.current_snapshot_id)
+    if snap is None:
+        raise PuffinError(f"current-snapshot-id {metadata.current_snapshot_id} is not in "
+                          "'snapshots'", code="table.metadata", path=metadata.path)
+    return [snap]
+
+
+def analyze_table(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
+                  all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
+                  validate: bool = True) -> TableReport:
+    """Analyze one table (its directory or a metadata JSON file)."""
+    metadata_file, table_dir = resolve_metadata_path(Path(path))
+    metadata = load_metadata(metadata_file)
+    mapper = default_mapper(metadata, table_dir, relocate)
+    run = _Analysis(metadata, table_dir, mapper, validate)
+    views = tuple(run.snapshot_view(s) for s in _select(metadata, snapshot_id, all_snapshots))
+    selected = {v.snapshot_id for v in views}
+    for entry in metadata.statistics:  # registered for a snapshot the table does not have
+        if entry.snapshot_id not in selected and metadata.snapshot(entry.snapshot_id) is None:
+            run.statistics_file(entry)
+    orphans = run.orphans(everywhere=all_snapshots)
+    errors = sum(f.severity is Severity.ERROR for f in run.findings)
+    warnings = sum(f.severity is Severity.WARNING for f in run.findings)
+    return TableReport(
+        path=str(table_dir), metadata_file=str(metadata_file),
+        format_version=metadata.format_version, table_uuid=metadata.table_uuid,
+        location=metadata.location, relocated=tuple(mapper.rules),
+        current_snapshot_id=metadata.current_snapshot_id, snapshots=views, orphans=orphans,
+        manifests_read=run.reader.files_opened, errors=errors, warnings=warnings,
+        findings=tuple(run.findings))
+
+
+def analyze_path(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
+                 all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
+                 validate: bool = True) -> TablesReport:
+    """A table directory, a metadata JSON file, or a warehouse (every table under it)."""
+    target = Path(path)
+    if not target.exists():
+        raise PuffinError("no such file or directory", code="table.not-found", path=str(path))
+    if target.is_file() or is_table_dir(target):
+        tables = [target]
+    else:
+        tables = find_tables(target)
+        if not tables:
+            raise PuffinError("no Iceberg table found (no directory with metadata/*.metadata"
+                              ".json)", code="table.not-found", path=str(path))
+    return TablesReport(SCHEMA_VERSION, tuple(
+        analyze_table(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
+                      relocate=relocate, validate=validate) for t in tables))

@@ -1,0 +1,369 @@
+"""Iceberg table metadata: finding the current ``*.metadata.json``, reading it (format versions
+1, 2 and 3) and mapping the locations it holds onto the local directory.
+
+Discovery, for a table directory (one holding ``metadata/``):
+
+1. ``metadata/version-hint.text`` names version N: ``v<N>.metadata.json`` (also the gzip
+   spellings ``v<N>.gz.metadata.json`` and ``v<N>.metadata.json.gz``);
+2. else the highest ``v<N>.metadata.json``;
+3. else the highest ``<N>-<uuid>.metadata.json`` (metastore naming), newest file on a tie.
+
+A directory without ``metadata/`` is a warehouse: every table directory under it is found.
+Locations in metadata are URIs (``file:/x``, ``file:///x``, ``s3://bucket/x``); a
+:class:`PathMapper` rewrites a prefix onto a local directory (``--relocate FROM=TO``, and
+automatically the table's ``location`` onto the directory the metadata was found in when that
+location is another directory or does not exist here: a moved or copied table).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from puffin_cli.format.errors import PuffinError
+
+METADATA_DIR = "metadata"
+VERSION_HINT = "version-hint.text"
+_HADOOP_NAME = re.compile(r"^v(\d+)(\.gz)?\.metadata\.json(\.gz)?$")
+_METASTORE_NAME = re.compile(r"^(\d+)-[0-9a-fA-F-]+(\.gz)?\.metadata\.json(\.gz)?$")
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One entry of ``snapshots``; ``manifests`` is the v1 inline manifest list."""
+
+    snapshot_id: int
+    parent_id: int | None
+    sequence_number: int
+    timestamp_ms: int
+    manifest_list: str | None
+    manifests: tuple[str, ...]
+    schema_id: int | None
+    operation: str | None
+
+
+@dataclass(frozen=True)
+class StatisticsBlobEntry:
+    """One ``blob-metadata`` entry of a ``statistics`` file, as the table metadata says."""
+
+    type: str
+    snapshot_id: int
+    sequence_number: int
+    fields: tuple[int, ...]
+    properties: dict[str, str]
+
+
+@dataclass(frozen=True)
+class StatisticsEntry:
+    snapshot_id: int
+    path: str
+    file_size: int
+    footer_size: int
+    blobs: tuple[StatisticsBlobEntry, ...]
+    key_metadata: str | None = None
+
+
+@dataclass(frozen=True)
+class PartitionStatisticsEntry:
+    snapshot_id: int
+    path: str
+    file_size: int
+
+
+@dataclass(frozen=True)
+class TableMetadata:
+    """What puffin-cli needs from one metadata JSON file (``raw`` keeps everything)."""
+
+    path: str
+    format_version: int
+    table_uuid: str | None
+    location: str
+    current_snapshot_id: int | None
+    current_schema_id: int
+    schemas: dict[int, dict[str, Any]]
+    specs: dict[int, dict[str, Any]]
+    snapshots: tuple[Snapshot, ...]
+    statistics: tuple[StatisticsEntry, ...]
+    partition_statistics: tuple[PartitionStatisticsEntry, ...]
+    raw: dict[str, Any] = field(repr=False, compare=False)
+
+    def snapshot(self, snapshot_id: int) -> Snapshot | None:
+        for snap in self.snapshots:
+            if snap.snapshot_id == snapshot_id:
+                return snap
+        return None
+
+    def schema_for(self, snapshot_id: int | None) -> tuple[int, dict[str, Any]]:
+        """The schema a snapshot was written with (its ``schema-id``), else the current one."""
+        snap = None if snapshot_id is None else self.snapshot(snapshot_id)
+        schema_id = self.current_schema_id
+        if snap is not None and snap.schema_id is not None and snap.schema_id in self.schemas:
+            schema_id = snap.schema_id
+        return schema_id, self.schemas[schema_id]
+
+
+# --- locations --------------------------------------------------------------------------------
+
+
+def normalize_location(location: str) -> str:
+    """A comparable form of a location: ``file:`` URIs become plain absolute paths, other
+    schemes stay as they are; no trailing slash."""
+    text = location
+    if text.startswith("file:"):
+        parsed = urlparse(text)
+        text = unquote(parsed.path)
+    return text.rstrip("/") or "/"
+
+
+class PathMapper:
+    """Rewrites location prefixes onto local directories; longest prefix first."""
+
+    def __init__(self, rules: list[tuple[str, str]] | None = None) -> None:
+        self.rules: list[tuple[str, str]] = []
+        for source, target in rules or []:
+            self.add(source, target)
+
+    def add(self, source: str, target: str) -> None:
+        self.rules.append((normalize_location(source), normalize_location(target)))
+        self.rules.sort(key=lambda rule: len(rule[0]), reverse=True)
+
+    def local(self, location: str) -> str:
+        """The local path for a location from the metadata."""
+        text = normalize_location(location)
+        for source, target in self.rules:
+            if text == source or text.startswith(source + "/"):
+                return target + text[len(source):]
+        if "://" in text:
+            scheme = text.split("://", 1)[0]
+            raise PuffinError(f"{location}: {scheme}:// location outside the table's location; "
+                              "map it with --relocate FROM=TO", code="table.location")
+        return text
+
+
+def parse_relocate(spec: str) -> tuple[str, str]:
+    """``FROM=TO`` as a pair; an error naming the option otherwise."""
+    source, sep, target = spec.partition("=")
+    if not sep or not source or not target:
+        raise PuffinError(f"--relocate {spec!r}: expected FROM=TO (e.g. "
+                          "s3://bucket/warehouse=/data/warehouse)", code="table.relocate")
+    return source, target
+
+
+# --- discovery --------------------------------------------------------------------------------
+
+
+def _version_files(metadata_dir: Path) -> tuple[dict[int, Path], dict[int, list[Path]]]:
+    hadoop: dict[int, Path] = {}
+    metastore: dict[int, list[Path]] = {}
+    for entry in metadata_dir.iterdir():
+        match = _HADOOP_NAME.match(entry.name)
+        if match:
+            hadoop.setdefault(int(match.group(1)), entry)
+            continue
+        match = _METASTORE_NAME.match(entry.name)
+        if match:
+            metastore.setdefault(int(match.group(1)), []).append(entry)
+    return hadoop, metastore
+
+
+def current_metadata_file(table_dir: Path) -> Path:
+    """The current metadata JSON of a table directory (see the module docstring)."""
+    metadata_dir = table_dir / METADATA_DIR
+    if not metadata_dir.is_dir():
+        raise PuffinError(f"{table_dir}: no {METADATA_DIR}/ directory; expected an Iceberg "
+                          "table directory, a *.metadata.json file or a warehouse",
+                          code="table.not-found")
+    hadoop, metastore = _version_files(metadata_dir)
+    hint = metadata_dir / VERSION_HINT
+    if hint.is_file():
+        text = hint.read_text(encoding="utf-8", errors="replace").strip()
+        if text.isdigit() and int(text) in hadoop:
+            return hadoop[int(text)]
+    if hadoop:
+        return hadoop[max(hadoop)]
+    if metastore:
+        newest = metastore[max(metastore)]
+        return max(newest, key=lambda p: (p.stat().st_mtime, p.name))
+    raise PuffinError(f"{metadata_dir}: no v<N>.metadata.json or <N>-<uuid>.metadata.json file",
+                      code="table.not-found")
+
+
+def is_table_dir(path: Path) -> bool:
+    metadata_dir = path / METADATA_DIR
+    if not metadata_dir.is_dir():
+        return False
+    hadoop, metastore = _version_files(metadata_dir)
+    return bool(hadoop or metastore)
+
+
+def find_tables(warehouse: Path) -> list[Path]:
+    """Every table directory under ``warehouse`` (not descending into a table once found)."""
+    found: list[Path] = []
+    for root, dirs, _files in os.walk(warehouse):
+        here = Path(root)
+        if is_table_dir(here):
+            found.append(here)
+            dirs[:] = []
+        else:
+            dirs.sort()
+    return sorted(found)
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def _read_json(path: Path) -> Any:
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise PuffinError(f"not valid JSON: {exc}", code="table.metadata-json",
+                          path=str(path)) from None
+
+
+def _int(obj: dict[str, Any], key: str, where: str, path: str) -> int:
+    value = obj.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise PuffinError(f"{where}: '{key}' must be an integer, found {value!r}",
+                          code="table.metadata", path=path)
+    return value
+
+
+def _list(obj: dict[str, Any], key: str, path: str) -> list[Any]:
+    value = obj.get(key, [])
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise PuffinError(f"'{key}' must be a list, found {type(value).__name__}",
+                          code="table.metadata", path=path)
+    return value
+
+
+def _snapshot(obj: Any, path: str) -> Snapshot:
+    if not isinstance(obj, dict):
+        raise PuffinError("a 'snapshots' entry is not an object", code="table.metadata",
+                          path=path)
+    snapshot_id = _int(obj, "snapshot-id", "snapshot", path)
+    parent = obj.get("parent-snapshot-id")
+    summary = obj.get("summary") or {}
+    return Snapshot(
+        snapshot_id=snapshot_id,
+        parent_id=parent if isinstance(parent, int) else None,
+        sequence_number=int(obj.get("sequence-number", 0)),
+        timestamp_ms=int(obj.get("timestamp-ms", 0)),
+        manifest_list=obj.get("manifest-list"),
+        manifests=tuple(obj.get("manifests") or ()),
+        schema_id=obj.get("schema-id"),
+        operation=summary.get("operation") if isinstance(summary, dict) else None,
+    )
+
+
+def _statistics(obj: Any, path: str) -> StatisticsEntry:
+    where = "statistics entry"
+    if not isinstance(obj, dict):
+        raise PuffinError(f"a {where} is not an object", code="table.metadata", path=path)
+    blobs = []
+    for blob in obj.get("blob-metadata") or []:
+        blobs.append(StatisticsBlobEntry(
+            type=str(blob.get("type")),
+            snapshot_id=_int(blob, "snapshot-id", "blob-metadata", path),
+            sequence_number=_int(blob, "sequence-number", "blob-metadata", path),
+            fields=tuple(blob.get("fields") or ()),
+            properties=dict(blob.get("properties") or {}),
+        ))
+    return StatisticsEntry(
+        snapshot_id=_int(obj, "snapshot-id", where, path),
+        path=str(obj.get("statistics-path")),
+        file_size=_int(obj, "file-size-in-bytes", where, path),
+        footer_size=_int(obj, "file-footer-size-in-bytes", where, path),
+        blobs=tuple(blobs),
+        key_metadata=obj.get("key-metadata"),
+    )
+
+
+def load_metadata(path: Path) -> TableMetadata:
+    """Read one metadata JSON file (format version 1, 2 or 3)."""
+    name = str(path)
+    obj = _read_json(path)
+    if not isinstance(obj, dict):
+        raise PuffinError("table metadata must be a JSON object", code="table.metadata",
+                          path=name)
+    version = _int(obj, "format-version", "table metadata", name)
+    if version not in (1, 2, 3):
+        raise PuffinError(f"format-version {version} is not supported (1, 2 or 3)",
+                          code="table.metadata", path=name)
+    schemas: dict[int, dict[str, Any]] = {}
+    for schema in _list(obj, "schemas", name):
+        schemas[int(schema.get("schema-id", 0))] = schema
+    if not schemas and isinstance(obj.get("schema"), dict):  # v1: one schema
+        schemas[int(obj["schema"].get("schema-id", 0))] = obj["schema"]
+    if not schemas:
+        raise PuffinError("no 'schemas' and no 'schema'", code="table.metadata", path=name)
+    current_schema = obj.get("current-schema-id")
+    if not isinstance(current_schema, int) or current_schema not in schemas:
+        current_schema = max(schemas) if "current-schema-id" not in obj else current_schema
+    if current_schema not in schemas:
+        raise PuffinError(f"current-schema-id {current_schema} is not in 'schemas'",
+                          code="table.metadata", path=name)
+    specs: dict[int, dict[str, Any]] = {}
+    for spec in _list(obj, "partition-specs", name):
+        specs[int(spec.get("spec-id", 0))] = spec
+    if not specs and isinstance(obj.get("partition-spec"), list):
+        specs[0] = {"spec-id": 0, "fields": obj["partition-spec"]}
+    current = obj.get("current-snapshot-id")
+    if not isinstance(current, int) or current == -1:
+        current = None
+    location = obj.get("location")
+    if not isinstance(location, str):
+        raise PuffinError("'location' must be a string", code="table.metadata", path=name)
+    return TableMetadata(
+        path=name,
+        format_version=version,
+        table_uuid=obj.get("table-uuid"),
+        location=location,
+        current_snapshot_id=current,
+        current_schema_id=current_schema,
+        schemas=schemas,
+        specs=specs,
+        snapshots=tuple(_snapshot(s, name) for s in _list(obj, "snapshots", name)),
+        statistics=tuple(_statistics(s, name) for s in _list(obj, "statistics", name)),
+        partition_statistics=tuple(
+            PartitionStatisticsEntry(_int(s, "snapshot-id", "partition-statistics", name),
+                                     str(s.get("statistics-path")),
+                                     _int(s, "file-size-in-bytes", "partition-statistics", name))
+            for s in _list(obj, "partition-statistics", name)),
+        raw=obj,
+    )
+
+
+def resolve_metadata_path(path: Path) -> tuple[Path, Path]:
+    """(metadata file, table directory) for a table directory or a metadata JSON file."""
+    if path.is_file():
+        parent = path.parent
+        table_dir = parent.parent if parent.name == METADATA_DIR else parent
+        return path, table_dir
+    return current_metadata_file(path), path
+
+
+def default_mapper(metadata: TableMetadata, table_dir: Path,
+                   rules: list[tuple[str, str]] | None = None) -> PathMapper:
+    """``rules`` first; then, unless a rule covers it, the table's ``location`` onto
+    ``table_dir`` when that location is not the directory the metadata was found in (the table
+    was moved or copied, or lives on object storage)."""
+    mapper = PathMapper(rules)
+    here = normalize_location(metadata.location)
+    covered = any(here == src or here.startswith(src + "/") for src, _ in mapper.rules)
+    found_in = Path(metadata.path).parent
+    in_table = found_in.name == METADATA_DIR and found_in.parent == table_dir
+    local = table_dir.resolve()
+    if not covered and (not os.path.isdir(here) or (in_table and Path(here).resolve() != local)):
+        mapper.add(metadata.location, str(local))
+    return mapper

@@ -1,0 +1,234 @@
+"""``puffin table`` pieces on synthetic tables (fastavro-written, no Spark): discovery, metadata
+versions, relocation, snapshot selection, field names, DV containers, the CLI."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pyroaring import BitMap
+from tables.synthetic import TableBuilder, dv_table
+
+from puffin_cli.analysis import dv_containers
+from puffin_cli.analysis.fields import FieldNames
+from puffin_cli.analysis.table import analyze_path
+from puffin_cli.analysis.table_metadata import (
+    PathMapper,
+    current_metadata_file,
+    parse_relocate,
+)
+from puffin_cli.blobs.deletion_vector import encode_deletion_vector
+from puffin_cli.cli.main import cli
+from puffin_cli.format.errors import PuffinError
+
+
+def _table(tmp_path: Path, **kwargs: object) -> Path:
+    root = tmp_path / "t"
+    dv_table(root, snapshots=3, dvs_per_snapshot=2, carry=False, **kwargs).finish()  # type: ignore[arg-type]
+    return root
+
+
+def test_current_snapshot_reads_only_its_list_and_manifests(tmp_path: Path) -> None:
+    root = _table(tmp_path)
+    (report,) = analyze_path(root).tables
+    assert report.manifests_read == 3  # its manifest list, one data and one delete manifest
+    (view,) = report.snapshots
+    assert view.snapshot_id == 1003 and view.current
+    assert [dv.data_file for dv in view.deletion_vectors] == \
+        [f"{root}/data/part=0/s3-f0.parquet", f"{root}/data/part=1/s3-f1.parquet"]
+    assert view.totals.deletion_vectors == 2 and view.totals.dv_files == 1
+    assert report.errors == 0 and report.findings == ()
+
+
+def test_snapshot_selection(tmp_path: Path) -> None:
+    root = _table(tmp_path)
+    (report,) = analyze_path(root, snapshot_id=1001).tables
+    assert [v.snapshot_id for v in report.snapshots] == [1001]
+    (report,) = analyze_path(root, all_snapshots=True).tables
+    assert [v.snapshot_id for v in report.snapshots] == [1001, 1002, 1003]
+    assert report.manifests_read == 9
+    with pytest.raises(PuffinError, match=r"no snapshot 7 \(snapshots: 1001, 1002, 1003\)"):
+        analyze_path(root, snapshot_id=7)
+
+
+def test_orphans_everywhere_with_all_snapshots(tmp_path: Path) -> None:
+    root = _table(tmp_path)
+    stray = root / "data" / "stray.puffin"
+    stray.write_bytes(b"PFA1")
+    (default,) = analyze_path(root).tables
+    assert default.orphans == ()  # only metadata/ is searched for one snapshot
+    (everything,) = analyze_path(root, all_snapshots=True).tables
+    assert everything.orphans == (str(stray),)
+    assert [f.code for f in everything.findings] == ["table.orphan"]
+
+
+def test_discovery_rules(tmp_path: Path) -> None:
+    root = _table(tmp_path)
+    meta = root / "metadata"
+    body = (meta / "v1.metadata.json").read_text()
+    (meta / "v2.metadata.json").write_text(body)
+    (meta / "v10.metadata.json").write_text(body)
+    assert current_metadata_file(root).name == "v10.metadata.json"
+    (meta / "version-hint.text").write_text("2\n")
+    assert current_metadata_file(root).name == "v2.metadata.json"
+    for p in meta.glob("v*.metadata.json"):
+        p.unlink()
+    (meta / "version-hint.text").unlink()
+    (meta / "00003-1b2c.metadata.json").write_text(body)
+    (meta / "00012-9a8b.metadata.json").write_text(body)
+    assert current_metadata_file(root).name == "00012-9a8b.metadata.json"
+    (meta / "00012-9a8b.metadata.json").unlink()
+    (meta / "00013-77aa.gz.metadata.json").write_bytes(gzip.compress(body.encode()))
+    (report,) = analyze_path(root).tables
+    assert report.metadata_file.endswith("00013-77aa.gz.metadata.json")
+
+
+def test_warehouse_finds_every_table(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        dv_table(tmp_path / "wh" / "db" / name, snapshots=1, dvs_per_snapshot=1,
+                 carry=False).finish()
+    report = analyze_path(tmp_path / "wh")
+    assert [Path(t.path).name for t in report.tables] == ["a", "b"]
+    with pytest.raises(PuffinError, match="no Iceberg table found"):
+        analyze_path(tmp_path / "wh" / "db" / "a" / "data")
+
+
+def test_moved_table_and_object_store_locations(tmp_path: Path) -> None:
+    root = _table(tmp_path, location="s3://bucket/warehouse/db/t")
+    (report,) = analyze_path(root).tables
+    assert report.relocated == (("s3://bucket/warehouse/db/t", str(root.resolve())),)
+    assert report.errors == 0 and len(report.snapshots[0].deletion_vectors) == 2
+    moved = tmp_path / "moved"
+    shutil.move(str(root), moved)
+    (report,) = analyze_path(moved / "metadata" / "v1.metadata.json").tables
+    assert report.relocated == (("s3://bucket/warehouse/db/t", str(moved.resolve())),)
+    assert report.errors == 0
+    with pytest.raises(PuffinError, match=r"/snap-1003-1-.*\.avro: cannot open: No such file"):
+        analyze_path(moved, relocate=[("s3://bucket/warehouse", str(tmp_path / "x"))])
+
+
+def test_path_mapper_and_relocate_option() -> None:
+    mapper = PathMapper([("file:///old/wh", "/new/wh"), ("s3://b/wh", "/s3copy")])
+    assert mapper.local("file:/old/wh/db/t/data/x.puffin") == "/new/wh/db/t/data/x.puffin"
+    assert mapper.local("s3://b/wh/t/m.avro") == "/s3copy/t/m.avro"
+    assert mapper.local("/elsewhere/f") == "/elsewhere/f"
+    with pytest.raises(PuffinError, match=r"gs://x/y: gs:// location outside the table's "):
+        mapper.local("gs://x/y")
+    assert parse_relocate("s3://a=/b") == ("s3://a", "/b")
+    with pytest.raises(PuffinError, match=r"--relocate 'nope': expected FROM=TO"):
+        parse_relocate("nope")
+
+
+def test_v1_inline_manifests(tmp_path: Path) -> None:
+    root = _table(tmp_path)
+    path = root / "metadata" / "v1.metadata.json"
+    obj = json.loads(path.read_text())
+    obj["format-version"] = 1
+    obj["schema"] = obj.pop("schemas")[0]
+    obj["partition-spec"] = obj.pop("partition-specs")[0]["fields"]
+    for snap in obj["snapshots"]:
+        snap.pop("manifest-list")
+        snap["manifests"] = []
+    path.write_text(json.dumps(obj))
+    (report,) = analyze_path(root).tables
+    assert report.format_version == 1 and report.manifests_read == 0
+    assert report.snapshots[0].deletion_vectors == ()
+
+
+def test_field_names(tmp_path: Path) -> None:
+    root = _table(tmp_path)
+    names = FieldNames.from_metadata(root)
+    assert [names.name(i) for i in (1, 2, 3, 4, 2147483645, 77)] == \
+        ["id", "customer", "customer.name", "part", "_pos", None]
+    nested = FieldNames({"schema-id": 5, "fields": [
+        {"id": 1, "name": "tags", "type": {"type": "list", "element-id": 2,
+                                           "element": "string"}},
+        {"id": 3, "name": "attrs", "type": {"type": "map", "key-id": 4, "key": "string",
+                                            "value-id": 5, "value": {
+                                                "type": "struct", "fields": [
+                                                    {"id": 6, "name": "v", "type": "int"}]}}}]})
+    assert [nested.name(i) for i in range(1, 7)] == \
+        ["tags", "tags.element", "attrs", "attrs.key", "attrs.value", "attrs.value.v"]
+    assert nested.schema_id == 5 and 6 in nested and 7 not in nested
+
+
+def _delta_native(positions: list[int]) -> bytes:
+    bitmap = BitMap(positions).serialize()
+    body = struct.pack("<i", 1681511376) + struct.pack("<i", 1) + \
+        struct.pack("<i", len(bitmap)) + bitmap
+    return struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body))
+
+
+def _paimon(positions: list[int]) -> bytes:
+    body = struct.pack(">i", 1581511376) + BitMap(positions).serialize()
+    return struct.pack(">I", len(body)) + body
+
+
+def test_dv_containers_are_recognised_and_decoded() -> None:
+    from pyroaring import BitMap64
+
+    iceberg = encode_deletion_vector(BitMap64([1, 5, 9]))
+    assert dv_containers.decode_range(iceberg, in_puffin=True) == \
+        dv_containers.DecodedDV("puffin", 3, 9)
+    assert dv_containers.decode_range(iceberg, in_puffin=False) == \
+        dv_containers.DecodedDV("bare-dv", 3, 9)
+    assert dv_containers.decode_range(_delta_native([0, 7]), in_puffin=False) == \
+        dv_containers.DecodedDV("delta-native", 2, 7)
+    assert dv_containers.decode_range(_paimon([3, 4, 100]), in_puffin=False) == \
+        dv_containers.DecodedDV("paimon-bitmap", 3, 100)
+    unknown = dv_containers.decode_range(b"\x00\x00\x00\x04ABCD", in_puffin=True)
+    assert unknown == dv_containers.DecodedDV(
+        "unknown", problem="no known deletion-vector magic after the length prefix (found "
+        "41424344; expected d1d33964, d0d33964 or 5e43f2d0)")
+
+
+def test_dv_container_damage_is_reported_not_raised() -> None:
+    native = bytearray(_delta_native([0, 7]))
+    native[-1] ^= 1
+    bad = dv_containers.decode_range(bytes(native), in_puffin=False)
+    assert bad.container == "delta-native" and bad.cardinality is None
+    assert bad.problem is not None and bad.problem.startswith("delta-native: CRC-32 is ")
+    short = dv_containers.decode_range(struct.pack(">I", 99) + struct.pack(">i", 1581511376),
+                                       in_puffin=False)
+    assert short.problem == "paimon-bitmap length prefix 99 runs past the 8-byte range"
+
+
+def test_bare_dv_file_is_decoded_with_info(tmp_path: Path) -> None:
+    root = _table(tmp_path)
+    (report,) = analyze_path(root).tables
+    puffin = Path(report.snapshots[0].deletion_vectors[0].path)
+    data = puffin.read_bytes()
+    puffin.write_bytes(b"XXXX" + data[4:])  # no leading magic: not a Puffin file any more
+    (report,) = analyze_path(root).tables
+    assert {dv.container for dv in report.snapshots[0].deletion_vectors} == {"bare-dv"}
+    assert report.errors == 0
+    assert {f.code for f in report.findings} == {"table.dv.container"}
+
+
+def test_cli_human_and_json(tmp_path: Path) -> None:
+    root = _table(tmp_path)
+    runner = CliRunner()
+    human = runner.invoke(cli, ["table", str(root)])
+    assert human.exit_code == 0
+    assert "snapshot 1003 (current)" in human.stdout
+    assert "deletion vectors in data/" in human.stdout
+    assert "no findings; 3 manifest file(s) read" in human.stdout
+    result = runner.invoke(cli, ["table", "--json", "--snapshot", "1002", str(root)])
+    doc = json.loads(result.stdout)
+    assert doc["schema-version"] == 1
+    assert doc["tables"][0]["snapshots"][0]["totals"]["deleted-rows"] == 6
+    both = runner.invoke(cli, ["table", "--snapshot", "1", "--all-snapshots", str(root)])
+    assert both.exit_code == 2
+    assert "--snapshot and --all-snapshots exclude each other" in both.output
+
+
+def test_builder_without_snapshots(tmp_path: Path) -> None:
+    TableBuilder(tmp_path / "empty").finish()
+    (report,) = analyze_path(tmp_path / "empty").tables
+    assert report.snapshots == () and report.current_snapshot_id is None
