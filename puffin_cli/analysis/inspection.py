@@ -4,14 +4,20 @@ The footer is read once (exactly the footer when its size is known). Each blob i
 through its type's handler unless ``decode`` is false, in which case no blob byte is read. A
 blob that cannot be decoded does not stop the others: its report carries the problem instead
 of a summary. A file whose footer cannot be read raises :class:`PuffinError`.
+
+Given a table (``--table``/``--metadata``), each blob's field IDs are also named by
+:class:`TableColumns`: with the schema of the blob's snapshot, or the current schema for a
+snapshot the table does not have (a deletion vector's -1), where 2147483645 is ``_pos``.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
+from puffin_cli.analysis.fields import FieldNames
 from puffin_cli.blobs import BlobSummary, SummaryOptions, handler_for
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata, FooterInfo
@@ -39,11 +45,14 @@ class Problem:
 class BlobReport:
     """One footer entry, with its decoded summary, or the problem that stopped decoding.
 
-    Both ``summary`` and ``error`` are ``None`` when decoding was not asked for.
+    Both ``summary`` and ``error`` are ``None`` when decoding was not asked for. ``columns``
+    names ``metadata.fields`` one by one (``None`` for an ID the schema does not have); it is
+    ``None`` itself when no table was given.
     """
 
     index: int
     metadata: BlobMetadata
+    columns: tuple[str | None, ...] | None = None
     summary: BlobSummary | None = None
     error: Problem | None = None
 
@@ -97,6 +106,41 @@ class InspectReport:
         return found
 
 
+class TableColumns:
+    """Column names for blob field IDs from one table's metadata, read at most once per
+    distinct snapshot ID.
+
+    ``table`` is a table directory or a metadata JSON file; its current metadata file is found
+    here, once, so every snapshot is looked up in the same metadata version.
+    """
+
+    def __init__(self, table: str | os.PathLike[str]) -> None:
+        from puffin_cli.analysis.table_metadata import is_table_dir, resolve_metadata_path
+
+        path = Path(table)
+        if not path.is_file() and not is_table_dir(path):
+            found = "a directory without metadata/*.metadata.json" if path.is_dir() else \
+                "no such file or directory"
+            raise PuffinError(f"{found}; expected an Iceberg table directory or a "
+                              "*.metadata.json file", code="table.not-found", path=str(path))
+        self.metadata_file, _table_dir = resolve_metadata_path(path)
+        self._names: dict[int, FieldNames] = {}
+
+    def columns(self, blob: BlobMetadata) -> tuple[str | None, ...]:
+        """The names of ``blob.fields`` in the schema of the blob's snapshot."""
+        names = self._names.get(blob.snapshot_id)
+        if names is None:
+            names = FieldNames.from_metadata(self.metadata_file, snapshot_id=blob.snapshot_id)
+            self._names[blob.snapshot_id] = names
+        return tuple(names.name(field_id) for field_id in blob.fields)
+
+    def name(self, report: FileReport) -> FileReport:
+        """``report`` with every blob's ``columns`` filled in."""
+        blobs = tuple(replace(blob, columns=self.columns(blob.metadata))
+                      for blob in report.blobs)
+        return replace(report, blobs=blobs)
+
+
 def inspect_file(location: str | os.PathLike[str], *, decode: bool = True, limit: int = 20,
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
                  footer_size: int | None = None) -> FileReport:
@@ -135,14 +179,22 @@ def inspect_file(location: str | os.PathLike[str], *, decode: bool = True, limit
 
 def inspect_files(locations: list[str], *, decode: bool = True, limit: int = 20,
                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
-                  footer_size: int | None = None) -> InspectReport:
-    """Inspect each file; a file that cannot be read becomes a :class:`FileError`."""
+                  footer_size: int | None = None,
+                  table: str | os.PathLike[str] | None = None) -> InspectReport:
+    """Inspect each file; a file that cannot be read becomes a :class:`FileError`.
+
+    With ``table`` (a table directory or metadata JSON file), blobs get column names; a table
+    that cannot be read raises :class:`PuffinError` (it is no fault of the Puffin files).
+    """
+    columns = None if table is None else TableColumns(table)
     files: list[FileReport] = []
     errors: list[FileError] = []
     for location in locations:
         try:
-            files.append(inspect_file(location, decode=decode, limit=limit,
-                                      max_blob_size=max_blob_size, footer_size=footer_size))
+            report = inspect_file(location, decode=decode, limit=limit,
+                                  max_blob_size=max_blob_size, footer_size=footer_size)
         except PuffinError as exc:
             errors.append(FileError(exc.path or location, Problem.from_error(exc)))
+            continue
+        files.append(report if columns is None else columns.name(report))
     return InspectReport(SCHEMA_VERSION, tuple(files), tuple(errors))

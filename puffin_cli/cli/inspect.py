@@ -21,16 +21,20 @@ from puffin_cli.cli.options import json_option, max_blob_size_option, path_optio
 @click.option("--footer-size", type=click.IntRange(min=0), default=None, metavar="N",
               help="The footer's size in bytes (Iceberg's file-footer-size-in-bytes): read "
                    "exactly the footer.")
+@click.option("--table", "--metadata", "table", default=None, metavar="PATH",
+              help="An Iceberg table directory or its *.metadata.json file: show column names "
+                   "next to field IDs, from the schema of each blob's snapshot.")
 @max_blob_size_option
 @click.pass_context
 def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str, ...],
             as_json: bool, no_decode: bool, limit: int, footer_size: int | None,
-            max_blob_size: int) -> None:
+            table: str | None, max_blob_size: int) -> None:
     """Show a Puffin file's footer, blobs and decoded blob contents.
 
     Theta sketches show their NDV estimate and bounds; deletion vectors their cardinality,
     data file and first positions as ranges. A blob property that disagrees with the blob's
-    bytes (ndv, cardinality) is flagged. Exit 1 when a file or any blob cannot be read.
+    bytes (ndv, cardinality) is flagged. With --table (or --metadata), field IDs show their
+    column names. Exit 1 when a file, any blob or the table cannot be read.
 
     \b
     Examples:
@@ -38,6 +42,7 @@ def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str,
       puffin inspect --json --no-decode a.puffin b.puffin
       puffin inspect --path dv.puffin --limit 100
       puffin inspect --footer-size 632 stats.puffin
+      puffin inspect --table warehouse/db/orders warehouse/db/orders/metadata/1-abc.stats
     """
     from puffin_cli.analysis.inspection import inspect_files
 
@@ -47,7 +52,7 @@ def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str,
     if footer_size is not None and len(locations) > 1:
         raise click.UsageError("--footer-size describes one file; give exactly one")
     report = inspect_files(locations, decode=not no_decode, limit=limit,
-                           max_blob_size=max_blob_size, footer_size=footer_size)
+                           max_blob_size=max_blob_size, footer_size=footer_size, table=table)
     if as_json:
         from puffin_cli.render.jsonout import dump
 

@@ -103,9 +103,19 @@ def _print_file(console: Console, file: FileReport) -> None:
         _print_rows(console, _blob_rows(blob))
 
 
+def _fields(blob: BlobReport) -> str:
+    """Field IDs, each with its column name when a table was given (``?`` when the table's
+    schema has no such field)."""
+    ids = [str(f) for f in blob.metadata.fields]
+    if blob.columns is not None:
+        ids = [f"{field_id} ({'?' if name is None else name})"
+               for field_id, name in zip(ids, blob.columns, strict=True)]
+    return ", ".join(ids) or "none"
+
+
 def _blob_rows(blob: BlobReport) -> Rows:
     meta = blob.metadata
-    yield "  fields", ", ".join(str(f) for f in meta.fields) or "none"
+    yield "  fields", _fields(blob)
     yield "  snapshot-id", str(meta.snapshot_id)
     yield "  sequence-number", str(meta.sequence_number)
     yield "  offset", str(meta.offset)
