@@ -109,20 +109,20 @@ class _Walk:
 
     def properties(self, value: Any, where: str, blob: int | None) -> dict[str, str] | None:
         if not isinstance(value, dict):
-            self.add("json.type", f"{where} 'properties' must be an object, found {_kind(value)}",
-                     blob=blob)
+            self.add("json.type",
+                     f"{where} 'properties' must be an object, found {json_kind(value)}", blob=blob)
             return None
         bad = [k for k, v in value.items() if not isinstance(v, str)]
         for key in bad:
             self.add("json.type",
-                     f"{where} property {key!r} must be a string, found {_kind(value[key])}",
+                     f"{where} property {key!r} must be a string, found {json_kind(value[key])}",
                      blob=blob)
         return None if bad else dict(value)
 
     def blob(self, index: int, obj: Any) -> BlobMetadata | None:
         where = f"blob {index}"
         if not isinstance(obj, dict):
-            self.add("json.type", f"{where} must be an object, found {_kind(obj)}", blob=index)
+            self.add("json.type", f"{where} must be an object, found {json_kind(obj)}", blob=index)
             return None
         ok = True
         for key in _REQUIRED_BLOB_KEYS:
@@ -130,8 +130,8 @@ class _Walk:
                 self.add("json.missing-field", f"{where} has no {key!r}", blob=index)
                 ok = False
         if "type" in obj and not isinstance(obj["type"], str):
-            self.add("json.type", f"{where} 'type' must be a string, found {_kind(obj['type'])}",
-                     blob=index)
+            self.add("json.type",
+                     f"{where} 'type' must be a string, found {json_kind(obj['type'])}", blob=index)
             ok = False
         if "fields" in obj:
             value = obj["fields"]
@@ -152,7 +152,7 @@ class _Walk:
         codec = obj.get("compression-codec")
         if codec is not None and not isinstance(codec, str):
             self.add("json.type", f"{where} 'compression-codec' must be a string, found "
-                     f"{_kind(codec)}", blob=index)
+                     f"{json_kind(codec)}", blob=index)
             ok = False
         properties: dict[str, str] | None = {}
         if "properties" in obj:
@@ -176,7 +176,8 @@ class _Walk:
         )
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """What a JSON value is, for messages: ``null``, ``the number 5``, ``the string 'x'``..."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -184,7 +185,7 @@ def _kind(value: Any) -> str:
     if isinstance(value, (int, float)):
         return f"the number {value}"
     if isinstance(value, str):
-        return "a string"
+        return f"the string {value[:40]!r}"
     if isinstance(value, list):
         return "a list"
     return "an object"
@@ -219,13 +220,13 @@ def decode_footer_json(
         walk.add("json.syntax", "footer payload JSON is nested too deeply")
         return None, walk.findings
     if not isinstance(obj, dict):
-        walk.add("json.type", f"footer payload must be a JSON object, found {_kind(obj)}")
+        walk.add("json.type", f"footer payload must be a JSON object, found {json_kind(obj)}")
         return None, walk.findings
     if "blobs" not in obj:
         walk.add("json.missing-field", "footer has no 'blobs' list")
         return None, walk.findings
     if not isinstance(obj["blobs"], list):
-        walk.add("json.type", f"footer 'blobs' must be a list, found {_kind(obj['blobs'])}")
+        walk.add("json.type", f"footer 'blobs' must be a list, found {json_kind(obj['blobs'])}")
         return None, walk.findings
     blobs = [walk.blob(i, b) for i, b in enumerate(obj["blobs"])]
     properties: dict[str, str] | None = {}

@@ -1,0 +1,269 @@
+"""``puffin write``: build a Puffin file from a spec and/or command-line shortcuts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from puffin_cli.analysis.build import (
+    COMPRESSION_CHOICES,
+    DEFAULT_THETA_CODEC,
+    BlobSpec,
+    DvFromPositions,
+    ThetaFromValues,
+    WritePlan,
+    copy_blob,
+    dv_blob,
+    expand_paths,
+    load_spec,
+    parquet_theta_blobs,
+    parse_codec,
+    parse_copy_ref,
+    parse_key_value,
+    parse_type,
+    theta_blob,
+    write_plan,
+)
+from puffin_cli.cli.options import json_option
+from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.spec import CREATED_BY
+
+_ORDER_KEY = "puffin.write.order"
+# Options whose relative order on the command line matters (which --dv a --positions
+# belongs to, where a shortcut's blob goes).
+_ORDERED = ("dv", "positions", "positions_file", "theta", "iceberg_type", "values_file",
+            "from_parquet", "copy_blob")
+
+EPILOG = """\b
+Examples:
+  # a deletion vector (positions and ranges), and a second one from a file
+  puffin write dvs.puffin --dv s3://b/t/data/f1.parquet --positions 0,2,4,10-20 \\
+                          --dv s3://b/t/data/f2.parquet --positions-file f2.txt
+\b
+  # NDV sketches of every column of a table's data files (field IDs from the
+  # Parquet schema), for snapshot 42
+  puffin write stats.puffin --from-parquet 'data/*.parquet' --snapshot-id 42
+\b
+  # one sketch from a file of values, one value per line
+  puffin write stats.puffin --theta 3 --type 'decimal(10,2)' --values-file prices.txt
+\b
+  # everything from a spec (see docs/write.md), plus a blob copied as stored
+  puffin write out.puffin --spec spec.json --copy-blob old.puffin:2 --force
+\b
+  A spec is JSON:
+  {"properties": {"k": "v"},
+   "blobs": [
+     {"theta": {"iceberg-type": "long", "values": [1, 2, 3]}, "fields": [1],
+      "snapshot-id": 42, "sequence-number": 7},
+     {"theta": {"parquet": "data/*.parquet", "columns": ["id", "ts"]}},
+     {"dv": {"referenced-data-file": "f1.parquet", "positions": "0,2,10-20"}},
+     {"type": "my-blob-v1", "fields": [5], "payload": {"file": "blob.bin"},
+      "compression": "zstd"},
+     {"copy": {"file": "old.puffin", "index": 2}}]}
+"""
+
+
+class _OrderedCommand(click.Command):
+    """Remembers the order in which options were given (click keeps only per-option lists)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        _, _, order = self.make_parser(ctx).parse_args(args=list(args))
+        ctx.meta[_ORDER_KEY] = [param.name for param in order if param.name in _ORDERED]
+        return super().parse_args(ctx, args)
+
+
+def _events(ctx: click.Context, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """(option name, value) for every ordered option, in command-line order."""
+    taken = dict.fromkeys(_ORDERED, 0)
+    events = []
+    for name in ctx.meta.get(_ORDER_KEY, []):
+        values: Sequence[str] = params[name]
+        events.append((name, values[taken[name]]))
+        taken[name] += 1
+    return events
+
+
+def _usage(message: str) -> click.UsageError:
+    return click.UsageError(message)
+
+
+class _Pending:
+    """A --dv or --theta shortcut still collecting the options that follow it."""
+
+    def __init__(self, kind: str, value: str) -> None:
+        self.kind = kind
+        self.value = value
+        self.items: dict[str, list[str]] = {}
+
+    def add(self, name: str, value: str) -> None:
+        self.items.setdefault(name, []).append(value)
+
+
+def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
+           sequence_number: int, codec: str | None) -> BlobSpec:
+    if pending.kind == "dv":
+        from puffin_cli.blobs.deletion_vector import parse_position_spec
+
+        ranges = []
+        for text in pending.items.get("positions", []):
+            try:
+                ranges.extend(parse_position_spec(text))
+            except PuffinError as exc:
+                raise _usage(f"--positions {text!r}: {exc.message}") from None
+        files = pending.items.get("positions_file", [])
+        if not ranges and not files:
+            raise _usage(f"--dv {pending.value}: give --positions or --positions-file after it")
+        return dv_blob(DvFromPositions(pending.value, tuple(ranges), tuple(files)))
+    field_text = pending.value
+    if not field_text.lstrip("-").isdigit():
+        raise _usage(f"--theta {field_text!r}: expected a field ID (an integer)")
+    types = pending.items.get("iceberg_type", [])
+    values_files = pending.items.get("values_file", [])
+    if len(types) != 1 or len(values_files) != 1:
+        raise _usage(f"--theta {field_text}: give exactly one --type and one --values-file "
+                     "after it")
+    try:
+        iceberg_type = parse_type(types[0], "--type")
+    except PuffinError as exc:
+        raise _usage(exc.message) from None
+    source = ThetaFromValues(iceberg_type, values_file=values_files[0],
+                             uuid_as_string=uuid_as_string)
+    return theta_blob(source, int(field_text), snapshot_id=snapshot_id,
+                      sequence_number=sequence_number, codec=codec)
+
+
+@click.command("write", cls=_OrderedCommand, epilog=EPILOG,
+               short_help="Write a Puffin file: Theta sketches, deletion vectors, raw blobs.")
+@click.argument("output", type=click.Path(dir_okay=False))
+@click.option("--spec", "spec_path", metavar="SPEC.json",
+              help="Blobs and properties as a JSON document ('-': stdin); see docs/write.md.")
+@click.option("--dv", multiple=True, metavar="DATA_FILE",
+              help="A deletion vector for DATA_FILE (its referenced-data-file); follow it with "
+                   "--positions and/or --positions-file.")
+@click.option("--positions", multiple=True, metavar="LIST",
+              help="Positions and inclusive ranges for the preceding --dv: 0,2,4,10-20.")
+@click.option("--positions-file", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="One position or START-END range per line, for the preceding --dv.")
+@click.option("--theta", multiple=True, metavar="FIELD_ID",
+              help="A Theta sketch of field FIELD_ID; follow it with --type and --values-file.")
+@click.option("--type", "iceberg_type", multiple=True, metavar="TYPE",
+              help="Iceberg type of the preceding --theta's values: long, string, "
+                   "decimal(10,2), timestamptz, fixed[16], ...")
+@click.option("--values-file", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="One value per line, parsed as --type (see docs/write.md for the forms).")
+@click.option("--from-parquet", multiple=True, metavar="PATH|GLOB",
+              help="Parquet data files (repeatable, globs allowed): one Theta sketch per column "
+                   "over all of them together.")
+@click.option("--columns", metavar="A,B",
+              help="Columns to sketch with --from-parquet (default: every top-level column of "
+                   "primitive type).")
+@click.option("--field-id", "field_id_options", multiple=True, metavar="NAME=ID",
+              help="Field ID of a Parquet column that has none in its schema (or to override).")
+@click.option("--copy-blob", multiple=True, metavar="FILE:INDEX",
+              help="Copy blob INDEX of Puffin file FILE as stored (no recompression).")
+@click.option("--snapshot-id", type=int, default=None,
+              help="snapshot-id of the Theta blobs built by --theta / --from-parquet "
+                   "[default: -1].")
+@click.option("--sequence-number", type=int, default=None,
+              help="sequence-number of those Theta blobs [default: -1].")
+@click.option("--property", "property_options", multiple=True, metavar="KEY=VALUE",
+              help="A file property (repeatable).")
+@click.option("--created-by", metavar="TEXT",
+              help="The created-by file property [default: puffin-cli <version>].")
+@click.option("--compress", type=click.Choice(COMPRESSION_CHOICES, case_sensitive=False),
+              default=None,
+              help="Compression of Theta and raw blobs that do not name one [default: zstd for "
+                   "Theta, none for raw]. Deletion vectors are never compressed.")
+@click.option("--footer-compression", type=click.Choice(("lz4", "none"), case_sensitive=False),
+              default=None, help="Compress the footer (Iceberg Java cannot read it) "
+                                 "[default: none].")
+@click.option("--uuid-as-string", is_flag=True,
+              help="Hash uuid values as their text, as Iceberg's Spark procedure does (the "
+                   "spec's form, and the default, is the 16 bytes).")
+@click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
+@json_option
+@click.pass_context
+def write(ctx: click.Context, /, output: str, spec_path: str | None, columns: str | None,
+          field_id_options: tuple[str, ...], snapshot_id: int | None,
+          sequence_number: int | None, property_options: tuple[str, ...],
+          created_by: str | None, compress: str | None, footer_compression: str | None,
+          uuid_as_string: bool, force: bool, as_json: bool, **shortcuts: Any) -> None:
+    """Write the Puffin file OUTPUT from a --spec and/or shortcuts, as Iceberg Java would.
+
+    Blobs come in order: the spec's, then the shortcuts' in command-line order. Defaults are
+    Iceberg Java's: plain footer, Theta blobs zstd-compressed with an ndv property, deletion
+    vectors uncompressed with referenced-data-file and cardinality, snapshot-id and
+    sequence-number -1. The file is written to a temp file and renamed into place.
+    """
+    from puffin_cli.render.write import render_write
+
+    plan = WritePlan()
+    if spec_path is not None:
+        plan = load_spec(spec_path, compress=compress)
+    theta_codec = DEFAULT_THETA_CODEC if compress is None else parse_codec(compress, "--compress")
+    theta_ids = {"snapshot_id": -1 if snapshot_id is None else snapshot_id,
+                 "sequence_number": -1 if sequence_number is None else sequence_number}
+    blobs = list(plan.blobs)
+    pending: _Pending | None = None
+    parquet_at: int | None = None
+
+    def close() -> None:
+        nonlocal pending
+        if pending is not None:
+            blobs.append(_close(pending, uuid_as_string=uuid_as_string, codec=theta_codec,
+                                **theta_ids))
+            pending = None
+
+    for name, value in _events(ctx, shortcuts):
+        if name in ("dv", "theta"):
+            close()
+            pending = _Pending(name, value)
+        elif name in ("positions", "positions_file", "iceberg_type", "values_file"):
+            owner = "dv" if name.startswith("positions") else "theta"
+            if pending is None or pending.kind != owner:
+                flag = "--" + ("type" if name == "iceberg_type" else name.replace("_", "-"))
+                raise _usage(f"{flag} {value}: it must follow a --{owner}")
+            pending.add(name, value)
+        elif name == "copy_blob":
+            close()
+            blobs.append(copy_blob(parse_copy_ref(value)))
+        elif name == "from_parquet":
+            close()
+            if parquet_at is None:
+                parquet_at = len(blobs)
+    close()
+    if parquet_at is not None:
+        field_ids = {}
+        for text in field_id_options:
+            key, id_text = parse_key_value(text, "--field-id")
+            if not id_text.lstrip("-").isdigit():
+                raise _usage(f"--field-id {text!r}: the ID must be an integer")
+            field_ids[key] = int(id_text)
+        files = expand_paths(shortcuts["from_parquet"])
+        wanted = None if columns is None else [c.strip() for c in columns.split(",") if c]
+        blobs[parquet_at:parquet_at] = parquet_theta_blobs(
+            files, columns=wanted, field_ids=field_ids, uuid_as_string=uuid_as_string,
+            codec=theta_codec, **theta_ids)
+    elif columns is not None or field_id_options:
+        raise _usage("--columns and --field-id go with --from-parquet")
+    if (snapshot_id is not None or sequence_number is not None) and not shortcuts["theta"] \
+            and parquet_at is None:
+        raise _usage("--snapshot-id and --sequence-number apply to Theta blobs from --theta or "
+                     "--from-parquet (deletion vectors always have -1; a spec sets its own)")
+    properties = dict(plan.properties)
+    for text in property_options:
+        key, value = parse_key_value(text, "--property")
+        properties[key] = value
+    if created_by is not None:
+        properties[CREATED_BY] = created_by
+    plan = WritePlan(tuple(blobs), properties, plan.created_by,
+                     plan.footer_compression if footer_compression is None
+                     else parse_codec(footer_compression, "--footer-compression"))
+    for warning in plan.warnings():
+        click.echo(f"puffin: warning: {warning}", err=True)
+    summary = write_plan(plan, output, overwrite=force)
+    for warning in summary.warnings[len(plan.warnings()):]:
+        click.echo(f"puffin: warning: {warning}", err=True)
+    render_write(summary, as_json=as_json)

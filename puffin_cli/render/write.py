@@ -1,0 +1,53 @@
+"""Output of ``puffin write``: a short human summary, or the :class:`WriteSummary` as JSON.
+
+The summary is plain lines (no colour, no wrapping: paths stay whole for copying)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from puffin_cli.analysis.build import WriteSummary, WrittenBlob
+from puffin_cli.format.spec import REFERENCED_DATA_FILE_PROPERTY
+from puffin_cli.render import jsonout
+
+
+def _blob_lines(blob: WrittenBlob) -> list[str]:
+    """``  0  TYPE  fields [..]``, then what it holds, its size and codec, and for a DV its
+    data file (each on its own line, so an 80-column terminal shows them unbroken)."""
+    facts = []
+    if blob.ndv is not None:
+        facts.append(f"ndv {blob.ndv:,}")
+    if blob.cardinality is not None:
+        facts.append(f"cardinality {blob.cardinality:,}")
+    stored = f"{blob.length:,} bytes"
+    if blob.compression_codec is not None:
+        stored += f" {blob.compression_codec}"
+    facts.append(stored)
+    if blob.source == "copy":
+        facts.append("copied as stored")
+    lines = [f"  {blob.index}  {blob.type}  fields {list(blob.fields)}",
+             f"     {', '.join(facts)}"]
+    referenced = blob.properties.get(REFERENCED_DATA_FILE_PROPERTY)
+    if referenced is not None:
+        lines.append(f"     data file {referenced}")
+    return lines
+
+
+def human_lines(summary: WriteSummary) -> list[str]:
+    footer = "LZ4-compressed" if summary.footer_compressed else "plain"
+    count = len(summary.blobs)
+    lines = [f"wrote {summary.path}: {summary.file_size:,} bytes, footer {summary.footer_size:,}"
+             f" bytes ({footer}), {count} blob{'' if count == 1 else 's'}"]
+    for blob in summary.blobs:
+        lines.extend(_blob_lines(blob))
+    return lines
+
+
+def render_write(summary: WriteSummary, *, as_json: bool) -> None:
+    if as_json:
+        jsonout.dump(summary, sys.stdout)
+        return
+    for line in human_lines(summary):
+        click.echo(line)
