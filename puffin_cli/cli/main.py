@@ -30,6 +30,7 @@ COMMANDS = {
     "dump-blob": "puffin_cli.cli.dump_blob:dump_blob",
     "validate": "puffin_cli.cli.validate:validate",
     "table": "puffin_cli.cli.table:table",
+    "write": "puffin_cli.cli.write:write",
 }
 
 
