@@ -1,10 +1,7 @@
 """puffin-cli: inspect, validate and write Apache Iceberg Puffin files."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("puffin-cli")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0+unknown"
+# The one place the version is set (pyproject.toml reads it from here): a literal, because
+# asking importlib.metadata costs more start-up time than a whole `puffin inspect --json`.
+__version__ = "0.1.0"
 
 CREATED_BY = f"puffin-cli {__version__}"

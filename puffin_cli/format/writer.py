@@ -8,7 +8,6 @@ which fails when the name exists).
 from __future__ import annotations
 
 import os
-import secrets
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -63,7 +62,7 @@ class PuffinWriter:
         directory = os.path.dirname(os.path.abspath(self.target))
         # Not tempfile.mkstemp: its 0600 mode would end up on the target; this honours the umask.
         self._temp = os.path.join(
-            directory, f".{os.path.basename(self.target)}.{secrets.token_hex(6)}.tmp")
+            directory, f".{os.path.basename(self.target)}.{os.urandom(6).hex()}.tmp")
         try:
             fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         except OSError as exc:

@@ -1,0 +1,55 @@
+"""Start-up hygiene: single-file commands never load Spark, and the cheap paths stay cheap."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import puffin_cli.format
+
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+HEAVY = ("pyspark", "pyarrow", "fastavro", "numpy", "datasketches", "pyroaring", "rich")
+
+# Runs a command in-process, then reports which of the HEAVY top-level packages it imported.
+PROBE = r"""
+import json, os, sys
+from puffin_cli.cli.main import main
+try:
+    main(sys.argv[1:])
+except SystemExit:
+    pass
+heavy = {name.split(".")[0] for name in sys.modules} & set(json.loads(os.environ["HEAVY"]))
+print(json.dumps(sorted(heavy)), file=sys.stderr)
+"""
+
+
+def loaded_by(*args: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True,
+                          check=True, env={**os.environ, "HEAVY": json.dumps(HEAVY)})
+    result: list[str] = json.loads(done.stderr.strip().splitlines()[-1])
+    return result
+
+
+def test_json_metadata_only_loads_no_heavy_module() -> None:
+    assert loaded_by("inspect", "--json", "--no-decode", str(SAMPLES / "stats.puffin")) == []
+
+
+def test_human_inspect_never_loads_spark_arrow_or_avro() -> None:
+    loaded = loaded_by("inspect", str(SAMPLES / "stats.puffin"))
+    assert "rich" in loaded and "datasketches" in loaded
+    assert not {"pyspark", "pyarrow", "fastavro"} & set(loaded)
+
+
+def test_validate_and_dump_blob_never_load_spark() -> None:
+    for args in (("validate", str(SAMPLES)),
+                 ("dump-blob", "--format", "positions", str(SAMPLES / "deletion-vectors.puffin"),
+                  "0")):
+        assert "pyspark" not in loaded_by(*args)
+
+
+def test_format_package_exports_resolve() -> None:
+    for name in puffin_cli.format.__all__:
+        assert getattr(puffin_cli.format, name).__name__ == name
