@@ -261,6 +261,60 @@ def test_run_cardinality_mismatch() -> None:
     assert error.message == "bitmap key 0 container 0 header says 9 positions, its runs hold 6"
 
 
+def test_touching_runs() -> None:
+    # 10..15 then 16..17: Roaring keeps such runs as one (CRoaring rejects the bitmap)
+    runs = struct.pack("<5H", 2, 10, 5, 16, 1)
+    body = _bitmap32([(0, 8)], runs, cookie=12347, run_flags=b"\x01")
+    blob = _blob(_vector((0, body)))
+    error = _decode_error(blob)
+    assert (error.code, error.offset) == ("dv.vector", BASE + 8 + 8 + 4 + 9)
+    assert error.message == ("bitmap key 0 container 0 has a run ending at 15 and the next "
+                             "starting at 16: runs that touch must be one run")
+    [finding] = check_deletion_vector(blob, _meta(len(blob),
+                                                  properties=dv_blob_properties("d", 8)))
+    assert (finding.code, finding.message, finding.offset) == (
+        error.code, error.message, error.offset)
+    # Reported only when nothing else is wrong, as CRoaring's rejection would be.
+    body = _bitmap32([(0, 8), (1, 2)], runs + struct.pack("<2H", 7, 7), cookie=12347,
+                     run_flags=b"\x01")
+    error = _decode_error(_blob(_vector((0, body))))
+    assert error.message == "bitmap key 0 container 1 array of 2 values is not strictly ascending"
+
+
+def test_truncated_run_count() -> None:
+    body = _bitmap32([(0, 1)], b"", cookie=12347, run_flags=b"\x01")
+    error = _decode_error(_blob(_vector((0, body))))
+    assert (error.code, error.offset) == ("dv.vector", BASE + 8 + 8 + 4 + 9)
+    assert error.message == ("bitmap key 0 container 0 run count needs 2 bytes, only 0 left "
+                             "before the CRC")
+
+
+def test_bad_array_after_arrays_at_an_odd_offset() -> None:
+    # One byte of run flags puts every payload at an odd offset. The second array may start
+    # below the first one's last value; the third one is not ascending.
+    payload = struct.pack("<7H", 5, 9, 1, 2, 4, 4, 7)
+    body = _bitmap32([(0, 2), (1, 2), (2, 3)], payload, cookie=12347, run_flags=b"\x00")
+    error = _decode_error(_blob(_vector((0, body))))
+    assert (error.code, error.offset) == ("dv.vector", BASE + 8 + 8 + 4 + 17 + 8)
+    assert error.message == "bitmap key 0 container 2 array of 3 values is not strictly ascending"
+
+
+def test_first_bad_container_is_reported() -> None:
+    bits = b"\xff" * 600 + bytes(8192 - 600)  # 4800 positions
+    payload = struct.pack("<2H", 1, 2) + bits + struct.pack("<3H", 3, 2, 1)
+    body = _bitmap32([(0, 2), (1, 5000), (2, 3)], payload, cookie=12347, run_flags=b"\x00")
+    error = _decode_error(_blob(_vector((0, body))))
+    assert (error.code, error.offset) == ("dv.vector", BASE + 8 + 8 + 4 + 17 + 4)
+    assert error.message == ("bitmap key 0 container 1 header says 5000 positions, its bitmap "
+                             "holds 4800")
+    # A key out of order is found before that container's contents are read.
+    body = _bitmap32([(0, 2), (0, 5000), (2, 3)], payload, cookie=12347, run_flags=b"\x00")
+    error = _decode_error(_blob(_vector((0, body))))
+    assert (error.code, error.offset) == ("dv.vector", BASE + 8 + 8 + 4 + 17 + 4)
+    assert error.message == ("bitmap key 0 container 0 follows container 0: container keys must "
+                             "be strictly ascending")
+
+
 def test_keys_not_ascending() -> None:
     error = _decode_error(_blob(_vector((3, ARRAY_0_2_4), (3, ARRAY_0_2_4))))
     assert (error.code, error.offset) == ("dv.keys-order", BASE + 8 + 8 + 26)

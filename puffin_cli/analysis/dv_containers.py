@@ -21,7 +21,9 @@ container           magic (as stored)  layout of the range
 ==================  =================  ===================================================
 
 Every container starts with the length of (magic + bitmap) as u32 big-endian; the CRC-32, when
-present, is big-endian over the same bytes.
+present, is big-endian over the same bytes. The Iceberg layout (``puffin``, ``bare-dv``) is
+decoded by :func:`puffin_cli.blobs.deletion_vector.decode_deletion_vector`, the one decoder of
+that envelope and vector; the other two are decoded here.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
+from puffin_cli.blobs.deletion_vector import DV_MAGIC, LENGTH_BYTES, decode_deletion_vector
 from puffin_cli.format.errors import PuffinError
 
 PUFFIN = "puffin"
@@ -38,10 +41,8 @@ DELTA_NATIVE = "delta-native"
 PAIMON_BITMAP = "paimon-bitmap"
 UNKNOWN = "unknown"
 
-ICEBERG_DV_MAGIC = b"\xd1\xd3\x39\x64"
 DELTA_NATIVE_MAGIC = struct.pack("<i", 1681511376)
 PAIMON_BITMAP_MAGIC = struct.pack(">i", 1581511376)
-_PREFIX = 4
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,10 @@ class DecodedDV:
 def _envelope(data: bytes, container: str) -> tuple[bytes, bytes]:
     """(magic + bitmap, what follows) from a length-prefixed range."""
     (size,) = struct.unpack_from(">I", data, 0)
-    if _PREFIX + size > len(data):
+    if LENGTH_BYTES + size > len(data):
         raise PuffinError(f"{container} length prefix {size} runs past the {len(data)}-byte "
                           "range", code="table.dv.container")
-    return data[_PREFIX:_PREFIX + size], data[_PREFIX + size:]
+    return data[LENGTH_BYTES:LENGTH_BYTES + size], data[LENGTH_BYTES + size:]
 
 
 def _check_crc(body: bytes, rest: bytes, container: str, required: bool) -> None:
@@ -114,8 +115,8 @@ def _delta_native(body: bytes) -> tuple[int, int | None]:
 
 def container_kind(data: bytes, *, in_puffin: bool) -> str:
     """The container kind the magic after the length prefix names."""
-    magic = data[_PREFIX:_PREFIX + 4]
-    if magic == ICEBERG_DV_MAGIC:
+    magic = data[LENGTH_BYTES:LENGTH_BYTES + 4]
+    if magic == DV_MAGIC:
         return PUFFIN if in_puffin else BARE_DV
     if magic == DELTA_NATIVE_MAGIC:
         return DELTA_NATIVE
@@ -126,8 +127,6 @@ def container_kind(data: bytes, *, in_puffin: bool) -> str:
 
 def decode_range(data: bytes, *, in_puffin: bool, base_offset: int = 0) -> DecodedDV:
     """Recognise and decode the bytes of one DV range; never raises for bad bytes."""
-    from puffin_cli.blobs.deletion_vector import decode_deletion_vector
-
     kind = container_kind(data, in_puffin=in_puffin)
     try:
         if kind in (PUFFIN, BARE_DV):
@@ -146,7 +145,7 @@ def decode_range(data: bytes, *, in_puffin: bool, base_offset: int = 0) -> Decod
             return DecodedDV(PAIMON_BITMAP, cardinality, top)
     except PuffinError as exc:
         return DecodedDV(kind, problem=str(exc))
-    shown = data[_PREFIX:_PREFIX + 4].hex() or "nothing"
+    shown = data[LENGTH_BYTES:LENGTH_BYTES + 4].hex() or "nothing"
     return DecodedDV(UNKNOWN, problem=f"no known deletion-vector magic after the length prefix "
-                     f"(found {shown}; expected {ICEBERG_DV_MAGIC.hex()}, "
+                     f"(found {shown}; expected {DV_MAGIC.hex()}, "
                      f"{DELTA_NATIVE_MAGIC.hex()} or {PAIMON_BITMAP_MAGIC.hex()})")
