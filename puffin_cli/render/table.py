@@ -1,26 +1,45 @@
 """``puffin table`` output: a human view (rich) and the JSON document, from one TablesReport.
 
-Per table: a header (metadata file, format version, relocations), then per snapshot its
-statistics files (one row per blob: column names, NDV), which statistics file Spark and Trino
-use, partition statistics files, its deletion vectors (one row each) and totals; then the
-findings, errors first.
+Per table: a header (metadata file, format version, location, relocations), then per snapshot
+its statistics files (one row per blob: column names, NDV), which statistics file Spark and
+Trino use, partition statistics files, its deletion vectors and totals; then the findings,
+errors first, as ``severity code  message``.
+
+The human view fits the console's width (80 columns when it cannot be known) without cutting
+anything: paths are shown relative to the table when they are inside it, and a path too long
+for its row goes on lines of its own, folded after a ``/`` (mid-name only when one name is
+longer than a line). Deletion vectors are one row each when their data-file paths fit, else
+two lines each: the data file, then the numbers aligned under a header.
 """
 
 from __future__ import annotations
 
+import os
+import re
+from collections.abc import Sequence
 from typing import TextIO
 
+from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from puffin_cli.analysis.table import DeletionVector, SnapshotView, TableReport, TablesReport
 from puffin_cli.analysis.table_metadata import normalize_location
-from puffin_cli.format.findings import Severity
+from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.render import jsonout
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+# Values of label rows start in this column (as in ``puffin inspect``).
+_LABEL_WIDTH = 19
+# Paths, details and continuation lines on lines of their own start in this column.
+_INDENT = 4
+# Under a deletion vector's data file (two-line form), its numbers start in this column.
+_NUMBERS_INDENT = 8
+_GAP = "  "
+# A URI scheme (``file:``, ``s3:``): such a location is not made absolute.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def render_json(report: TablesReport, out: TextIO) -> None:
@@ -32,95 +51,300 @@ def render_human(report: TablesReport, console: Console) -> None:
     for number, table in enumerate(report.tables):
         if number:
             console.print()
-        _table(console, table)
+        _table(console, table, _Paths(table))
 
 
-def _short(path: str | None, location: str) -> str:
-    """A location relative to the table's location when it is under it."""
-    if path is None:
-        return "?"
-    text, base = normalize_location(path), normalize_location(location)
-    return text[len(base) + 1:] if text.startswith(base + "/") else path
+# --- paths and lines --------------------------------------------------------------------------
 
 
-def _table(console: Console, table: TableReport) -> None:
-    console.print(Text(table.path, style="bold"), overflow="fold")
-    console.print(f"  metadata  {table.metadata_file}", overflow="fold")
-    console.print(f"  format v{table.format_version}, location {table.location}",
-                  overflow="fold")
+def _absolute(location: str) -> str:
+    """A comparable form of a location; a local path made absolute."""
+    text = normalize_location(location)
+    return text if _SCHEME.match(text) else os.path.abspath(text)
+
+
+class _Paths:
+    """Shows locations relative to the table (its ``location`` or its local directory) when
+    they are inside it."""
+
+    def __init__(self, table: TableReport) -> None:
+        bases = {normalize_location(table.location), _absolute(table.path)}
+        self.bases = sorted(bases, key=len, reverse=True)
+        self.directory = _absolute(table.path)
+        # In messages: a base (optionally as a file: URI; the directory also as given, when
+        # relative) followed by '/', not inside a longer path.
+        in_text = sorted(bases | {normalize_location(table.path)}, key=len, reverse=True)
+        self.in_text = re.compile("|".join(
+            rf"(?<![\w./:-])(?:file:(?://)?)?{re.escape(base)}/" for base in in_text
+            if base != "/"))
+
+    def short(self, location: str | None) -> str:
+        if location is None:
+            return "?"
+        text = _absolute(location)
+        for base in self.bases:
+            if text.startswith(base + "/"):
+                return text[len(base) + 1:]
+        return location
+
+    def message(self, text: str) -> str:
+        return self.in_text.sub("", text) if self.in_text.pattern else text
+
+
+def _fit(text: str, limit: int) -> int:
+    """How many leading characters of ``text`` fit in ``limit`` cells (at least one)."""
+    used = 0
+    for index, char in enumerate(text):
+        used += get_character_cell_size(char)
+        if used > limit:
+            return max(index, 1)
+    return len(text)
+
+
+def _fold(text: str, width: int, first: int | None = None, *, spaces: bool = True) -> list[str]:
+    """``text`` in lines of at most ``width`` cells (the first at most ``first``): broken at a
+    space (when ``spaces``), else after a ``/``, else where the line is full. A word too long for
+    a shorter first line starts on the next (the first line is then empty)."""
+    width = max(width, 1)
+    limit = width if first is None else max(min(first, width), 1)
+    lines: list[str] = []
+    while cell_len(text) > limit:
+        fit = _fit(text, limit)
+        cut = text.rfind(" ", 0, fit + 1) if spaces else -1
+        if cut <= 0:
+            if limit < width:  # the first line is short: the long word starts on the next
+                cut = 0
+            else:
+                slash = text.rfind("/", 0, fit)
+                cut = slash + 1 if slash >= 0 else fit
+        lines.append(text[:cut].rstrip(" ") if spaces else text[:cut])
+        text = text[cut:].lstrip(" ") if spaces else text[cut:]
+        limit = width
+    lines.append(text)
+    return lines
+
+
+def _print(console: Console, line: Text) -> None:
+    """One line already fitted to the width: printed as is, without trailing blanks."""
+    line.rstrip()
+    console.print(line, no_wrap=True, overflow="ignore", crop=False)
+
+
+def _row(console: Console, label: str, value: str | Text) -> None:
+    """A label, then the value from column ``_LABEL_WIDTH`` (or one blank after a longer
+    label), wrapped with its continuation lines in that column."""
+    text = value if isinstance(value, Text) else Text(value)
+    pad = max(_LABEL_WIDTH - cell_len(label), 1)
+    lines = _fold(text.plain, console.width - _LABEL_WIDTH,
+                  first=console.width - cell_len(label) - pad)
+    start = 0
+    for number, line in enumerate(lines):
+        start = text.plain.index(line, start)
+        head = label + " " * pad if number == 0 else " " * _LABEL_WIDTH
+        _print(console, Text(head) + text[start:start + len(line)])
+        start += len(line)
+
+
+def _path_row(console: Console, label: str, path: str, style: str = "") -> None:
+    """A label and a path: on one line when it fits, else the path on lines of its own."""
+    pad = max(_LABEL_WIDTH - cell_len(label), 1)
+    if cell_len(label) + pad + cell_len(path) <= console.width:
+        _print(console, Text.assemble(label + " " * pad, (path, style)))
+        return
+    _print(console, Text(label))
+    _path_lines(console, path, _INDENT, style)
+
+
+def _path_lines(console: Console, path: str, indent: int, style: str = "") -> None:
+    for line in _fold(path, console.width - indent, spaces=False):
+        _print(console, Text.assemble(" " * indent, (line, style)))
+
+
+def _detail(console: Console, text: str, style: str = "dim") -> None:
+    for line in _fold(text, console.width - _INDENT):
+        _print(console, Text.assemble(" " * _INDENT, (line, style)))
+
+
+def _columns(rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
+    """Rows of cells as aligned lines (columns two blanks apart; ``right`` ones right-aligned)."""
+    widths = [max(cell_len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [" " * (w - cell_len(c)) + c if i in right else c + " " * (w - cell_len(c))
+                 for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        lines.append(_GAP.join(cells).rstrip())
+    return lines
+
+
+def _grid(console: Console, grid: Table, indent: int) -> None:
+    """A rich table in the width left after ``indent``, without trailing blanks."""
+    options = console.options.update_width(max(console.width - indent, 20))
+    for segments in console.render_lines(grid, options, pad=False):
+        line = Text(" " * indent)
+        for segment in segments:
+            line.append(segment.text, segment.style)
+        _print(console, line)
+
+
+# --- a table ----------------------------------------------------------------------------------
+
+
+def _table(console: Console, table: TableReport, paths: _Paths) -> None:
+    _path_lines(console, table.path, 0, "bold")
+    _path_row(console, "  metadata", paths.short(table.metadata_file))
+    _row(console, "  format", f"v{table.format_version}")
+    if _absolute(table.location) == paths.directory:
+        _row(console, "  location", Text("this directory", style="dim"))
+    else:
+        _path_row(console, "  location", table.location)
     for source, target in table.relocated:
-        console.print(f"  relocated {source} -> {target}", overflow="fold")
+        _row(console, "  relocated", f"{source} -> {target}")
     if not table.snapshots:
-        console.print(Text("  no snapshot to show (the table has no current snapshot)",
-                           style="dim"))
+        _detail(console, "no snapshot to show (the table has no current snapshot)")
     for view in table.snapshots:
         console.print()
-        _snapshot(console, view, table.location)
+        _snapshot(console, view, paths)
     if table.orphans:
         console.print()
-        console.print(Text(f"  {len(table.orphans)} orphan Puffin file(s) "
-                           "(referenced by nothing; see findings)", style="dim"))
+        _print(console, Text.assemble("  ", (f"{len(table.orphans)} orphan Puffin file(s) "
+                                             "(referenced by nothing; see findings)", "dim")))
     console.print()
     findings = sorted(table.findings, key=lambda f: _ORDER[f.severity])
+    width = max((len(f.severity.value) for f in findings), default=0)
     for finding in findings:
-        offset = "" if finding.offset is None else f" (at byte {finding.offset})"
-        console.print(Text(f"  {finding.severity.value}: [{finding.code}] {finding.message}"
-                           f"{offset}", style=_STYLE[finding.severity]), overflow="fold")
+        _finding(console, finding, width, paths)
     verdict = (f"{table.errors} error(s), {table.warnings} warning(s)" if findings
                else "no findings")
-    console.print(f"  {verdict}; {table.manifests_read} manifest file(s) read")
+    _print(console, Text(f"  {verdict}; {table.manifests_read} manifest file(s) read"))
 
 
-def _snapshot(console: Console, view: SnapshotView, location: str) -> None:
-    current = " (current)" if view.current else ""
+def _finding(console: Console, finding: Finding, severity_width: int, paths: _Paths) -> None:
+    """``severity code  message``; the message's further lines indented."""
+    style = _STYLE[finding.severity]
+    message = paths.message(finding.message)
+    where = [f"blob {finding.blob_index}"] if finding.blob_index is not None else []
+    if finding.offset is not None and f"at byte {finding.offset}" not in message:
+        where.append(f"at byte {finding.offset}")
+    message += f" ({', '.join(where)})" if where else ""
+    head = Text.assemble("  ", (finding.severity.value.ljust(severity_width), style), _GAP,
+                         (finding.code, style), _GAP)
+    lines = _fold(message, console.width - _INDENT, first=console.width - head.cell_len)
+    _print(console, head + lines[0])
+    for line in lines[1:]:
+        _print(console, Text(" " * _INDENT + line))
+
+
+# --- a snapshot -------------------------------------------------------------------------------
+
+
+def _snapshot(console: Console, view: SnapshotView, paths: _Paths) -> None:
+    title = f"snapshot {view.snapshot_id}" + (" (current)" if view.current else "")
     operation = f", {view.operation}" if view.operation else ""
-    console.print(Text(f"snapshot {view.snapshot_id}{current}", style="bold"),
-                  Text(f"sequence {view.sequence_number}{operation}, schema {view.schema_id}",
-                       style="dim"))
+    detail = f"sequence {view.sequence_number}{operation}, schema {view.schema_id}"
+    if cell_len(title) + len(_GAP) + cell_len(detail) <= console.width:
+        _print(console, Text.assemble((title, "bold"), _GAP, (detail, "dim")))
+    else:
+        _print(console, Text(title, style="bold"))
+        for line in _fold(detail, console.width - 2):
+            _print(console, Text.assemble("  ", (line, "dim")))
     for stats in view.statistics:
-        console.print(f"  statistics {_short(stats.path, location)}", overflow="fold")
-        console.print(Text(f"    {stats.file_size:,} bytes, footer {stats.footer_size:,} bytes",
-                           style="dim"))
-        grid = Table(box=None, padding=(0, 2), show_edge=False)
+        _path_row(console, "  statistics file", paths.short(stats.path))
+        _detail(console, f"{stats.file_size:,} bytes, footer {stats.footer_size:,} bytes")
+        grid = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False,
+                     header_style="bold")
         for name in ("blob type", "column", "field", "ndv"):
             grid.add_column(name, overflow="fold", justify="right" if name == "ndv" else "left")
         for blob in stats.blobs:
-            columns = ", ".join(c if c is not None else "?" for c in blob.columns)
-            grid.add_row(blob.type, columns, ", ".join(str(f) for f in blob.fields),
+            grid.add_row(blob.type, ", ".join(c if c is not None else "?" for c in blob.columns),
+                         ", ".join(str(f) for f in blob.fields),
                          "" if blob.ndv is None else f"{blob.ndv:,}")
-        console.print(grid)
-    used = view.statistics_used
-    if not view.statistics:
-        console.print(Text("  no statistics file registered for this snapshot", style="dim"))
-    if used.trino is not None and used.trino != used.spark:
-        spark = "none" if used.spark is None else _short(used.spark, location)
-        console.print(f"  Spark uses: {spark}; Trino uses the file of ancestor snapshot "
-                      f"{used.trino_snapshot_id}: {_short(used.trino, location)}",
-                      overflow="fold")
+        _grid(console, grid, _INDENT)
+    _statistics_used(console, view, paths)
     for part in view.partition_statistics:
-        console.print(f"  partition statistics {_short(part.path, location)} "
-                      f"({part.file_size:,} bytes)",
-                      overflow="fold")
+        _path_row(console, "  partition statistics", paths.short(part.path))
+        _detail(console, f"{part.file_size:,} bytes")
     by_file: dict[str, list[DeletionVector]] = {}
     for dv in view.deletion_vectors:
         by_file.setdefault(dv.path, []).append(dv)
     for path, dvs in by_file.items():
-        console.print(f"  deletion vectors in {_short(path, location)}", overflow="fold")
-        grid = Table(box=None, padding=(0, 2), show_edge=False)
-        for name in ("data file", "offset", "length", "rows", "container"):
-            grid.add_column(name, overflow="fold",
-                            justify="right" if name in ("offset", "length", "rows") else "left")
-        for dv in dvs:
-            rows = f"{dv.record_count:,}"
-            if dv.cardinality is not None and dv.cardinality != dv.record_count:
-                rows += f" (bitmap {dv.cardinality:,})"
-            grid.add_row(_short(dv.data_file, location), str(dv.offset), str(dv.length), rows,
-                         dv.container)
-        console.print(grid)
+        _path_row(console, "  deletion vectors in", paths.short(path))
+        _deletion_vectors(console, dvs, paths)
+    _totals(console, view)
+
+
+def _totals(console: Console, view: SnapshotView) -> None:
+    """One line when it fits, else one line per part."""
     totals = view.totals
-    console.print(Text(
-        f"  totals: {totals.statistics_files} statistics file(s), {totals.statistics_blobs} "
-        f"blob(s); {totals.deletion_vectors} deletion vector(s) in {totals.dv_files} file(s), "
-        f"{totals.dv_bytes:,} bytes, {totals.deleted_rows:,} deleted row(s)"
-        + (f"; {totals.other_delete_files} other delete file(s)"
-           if totals.other_delete_files else ""), style="dim"), overflow="fold")
+    parts = [f"{totals.statistics_files} statistics file(s), {totals.statistics_blobs} blob(s)",
+             f"{totals.deletion_vectors} deletion vector(s) in {totals.dv_files} file(s), "
+             f"{totals.dv_bytes:,} bytes",
+             f"{totals.deleted_rows:,} deleted row(s)"]
+    if totals.other_delete_files:
+        parts.append(f"{totals.other_delete_files} other delete file(s)")
+    joined = "; ".join(parts)
+    if cell_len(joined) <= console.width - _LABEL_WIDTH:
+        parts = [joined]
+    for number, part in enumerate(parts):
+        _row(console, "" if number else "  totals", part)
+
+
+def _statistics_used(console: Console, view: SnapshotView, paths: _Paths) -> None:
+    """Which statistics file Spark (this snapshot's only) and Trino (the nearest ancestor's)
+    use; a difference is spelled out, so that it shows without colour too."""
+    used = view.statistics_used
+    if not view.statistics:
+        nothing = used.spark is None and used.trino is None
+        _row(console, "  statistics", Text("none registered for this snapshot"
+                                           + (" or its ancestors" if nothing else ""),
+                                           style="dim"))
+        if nothing:
+            return
+    listed = [s.path for s in view.statistics]
+    if used.spark is None:
+        _row(console, "  Spark uses", "none")
+    elif listed == [used.spark]:
+        _row(console, "  Spark uses", "this snapshot's statistics file (above)")
+    else:
+        _path_row(console, "  Spark uses", paths.short(used.spark))
+    if used.trino is None:
+        _row(console, "  Trino uses", "none")
+    elif used.trino == used.spark:
+        _row(console, "  Trino uses", "the same file")
+    else:
+        whose = ("this snapshot" if used.trino_snapshot_id == view.snapshot_id
+                 else f"ancestor {used.trino_snapshot_id}")
+        _row(console, "  Trino uses", Text.assemble(f"{whose}'s file ",
+                                                    ("(differs from Spark)", "yellow")))
+        _path_lines(console, paths.short(used.trino), _INDENT)
+
+
+def _deletion_vectors(console: Console, dvs: list[DeletionVector], paths: _Paths) -> None:
+    """One row per DV when the data-file paths fit beside the numbers; else the data file on
+    its own line(s) and the numbers aligned on the next."""
+    header = ["offset", "length", "rows", "container"]
+    cells = [["?" if dv.offset is None else str(dv.offset),
+              "?" if dv.length is None else f"{dv.length:,}", _rows(dv), dv.container]
+             for dv in dvs]
+    names = [paths.short(dv.data_file) for dv in dvs]
+    wide = _columns([["data file", *header], *([n, *c] for n, c in zip(names, cells,
+                                                                      strict=True))],
+                    right={1, 2, 3})
+    if max(cell_len(line) for line in wide) + _INDENT <= console.width:
+        _print(console, Text.assemble(" " * _INDENT, (wide[0], "bold")))
+        for line in wide[1:]:
+            _print(console, Text(" " * _INDENT + line))
+        return
+    numbers = _columns([header, *cells], right={0, 1, 2})
+    _print(console, Text.assemble(" " * _INDENT, ("data file", "bold")))
+    _print(console, Text.assemble(" " * _NUMBERS_INDENT, (numbers[0], "bold")))
+    for name, line in zip(names, numbers[1:], strict=True):
+        _path_lines(console, name, _INDENT)
+        _print(console, Text(" " * _NUMBERS_INDENT + line))
+
+
+def _rows(dv: DeletionVector) -> str:
+    """The manifest's record count, and the bitmap's when it differs."""
+    rows = f"{dv.record_count:,}"
+    if dv.cardinality is not None and dv.cardinality != dv.record_count:
+        rows += f" (bitmap {dv.cardinality:,})"
+    return rows
