@@ -274,3 +274,22 @@ def test_serialize_array_errors() -> None:
     with pytest.raises(PuffinError) as info:
         serialize_array(T("long"), np.array([1.5]))
     assert info.value.message == "long values must be integers, found numpy dtype float64"
+
+
+@pytest.mark.parametrize("text, expected", [
+    # Nearest double is the overflow midpoint, but the text lies below it: Java gives MAX_VALUE.
+    ("3.4028235677973366e38", "ffff7f7f"),
+    ("-3.4028235677973366e38", "ffff7fff"),
+    ("3.4028235e38", "ffff7f7f"),
+])
+def test_float_text_just_below_the_overflow_midpoint_is_the_largest_float(
+        text: str, expected: str) -> None:
+    t = IcebergType.parse("float")
+    assert t.serialize(t.parse_value(text)).hex() == expected
+
+
+@pytest.mark.parametrize("text", ["3.40282356779733661637539395458142568448e38",  # the tie
+                                  "3.4028236e38", "1e39"])
+def test_float_text_at_or_above_the_overflow_midpoint_is_refused(text: str) -> None:
+    with pytest.raises(PuffinError, match="out of range for a float"):
+        IcebergType.parse("float").parse_value(text)

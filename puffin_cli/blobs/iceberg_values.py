@@ -319,12 +319,20 @@ def _round_to_float32(text: str, value: float) -> float:
     with np.errstate(over="ignore"):
         single = float(np.float32(value))
     if math.isinf(single):
+        # The double may be exactly the midpoint between the largest float and the next power
+        # of two, while the text itself lies below it (Java's parseFloat then gives the
+        # largest float); above it, or on it (ties to even), the float overflows.
+        largest = float(np.finfo(np.float32).max)
+        midpoint = largest + 2.0**103
+        if abs(value) == midpoint and abs(Fraction(Decimal(text))) < Fraction(midpoint):
+            return math.copysign(largest, value)
         raise _Invalid("out of range for a float")
     if single != value:
         # Rounding twice (text -> double -> float) can differ from rounding once only when
         # the double lies exactly halfway between two floats: decide with exact arithmetic.
-        other = float(np.nextafter(np.float32(single),
-                                   np.float32(math.copysign(math.inf, value - single))))
+        with np.errstate(over="ignore"):
+            other = float(np.nextafter(np.float32(single),
+                                       np.float32(math.copysign(math.inf, value - single))))
         if not math.isinf(other) and (single + other) / 2 == value:
             exact = Fraction(Decimal(text))
             middle = Fraction(value)

@@ -6,6 +6,7 @@ calls for the price of one JVM start. See tests/interop/README.md for the JSON s
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import tempfile
@@ -100,6 +101,12 @@ class JavaOracle:
             out = Path(tmp) / "sketch.bin"
             self.theta_build_file(values, out, partitions)
             return out.read_bytes()
+
+    def serialize(self, type_text: str, values: list[str | None]) -> list[bytes | None]:
+        """Iceberg's single-value serialization of text ``values`` of an Iceberg type, as Java
+        parses them (``None`` stays ``None``); see ``serialize`` in the README."""
+        result = self.call({"cmd": "serialize", "type": type_text, "values": values})
+        return [None if v is None else base64.b64decode(v) for v in result]
 
     def close(self) -> None:
         with self._lock:

@@ -6,7 +6,8 @@
  *   read FILE              -> JSON: footer, properties, blobs (+ theta / dv details)
  *   write SPEC.json OUT    -> writes OUT with PuffinWriter (or BaseDVFileWriter); JSON summary
  *   theta-build IN OUT     -> builds a sketch exactly as Iceberg's ThetaSketchAgg; JSON summary
- *   batch                  -> JSON lines on stdin: {"cmd": "read"|"write"|"theta-build", ...}
+ *   batch                  -> JSON lines on stdin: {"cmd": "read"|"write"|"theta-build"|
+ *                             "serialize", ...}
  *                             one JSON line per command on stdout: {"ok": true, "result": ...}
  *                             or {"ok": false, "error": "..."}
  */
@@ -21,6 +22,7 @@ import java.io.BufferedInputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.reflect.Constructor;
+import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -40,6 +42,7 @@ import org.apache.iceberg.Files;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.deletes.BaseDVFileWriter;
 import org.apache.iceberg.deletes.PositionDeleteIndex;
+import org.apache.iceberg.expressions.Literal;
 import org.apache.iceberg.puffin.Blob;
 import org.apache.iceberg.puffin.BlobMetadata;
 import org.apache.iceberg.puffin.FileMetadata;
@@ -58,6 +61,9 @@ import org.apache.iceberg.shaded.org.apache.datasketches.theta.HashIterator;
 import org.apache.iceberg.shaded.org.apache.datasketches.theta.SetOperationBuilder;
 import org.apache.iceberg.shaded.org.apache.datasketches.theta.Sketch;
 import org.apache.iceberg.shaded.org.apache.datasketches.theta.UpdateSketch;
+import org.apache.iceberg.types.Conversions;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
 import org.apache.iceberg.util.Pair;
 
 public final class PuffinOracle {
@@ -133,6 +139,9 @@ public final class PuffinOracle {
             break;
           case "theta-build":
             result = thetaBuild(request.get("input").asText(), request.get("output").asText());
+            break;
+          case "serialize":
+            result = serialize(request.get("type").asText(), request.get("values"));
             break;
           default:
             throw new IllegalArgumentException("unknown cmd: " + cmd);
@@ -554,6 +563,55 @@ public final class PuffinOracle {
   /** ThetaSketchAgg.createAggregationBuffer: Alpha family, default nominal entries and seed. */
   private static UpdateSketch newAggregationBuffer() {
     return UpdateSketch.builder().setFamily(Family.ALPHA).build();
+  }
+
+  // ----------------------------------------------------------------------------- serialize
+
+  /**
+   * Each text value (null stays null) parsed as Java/Iceberg parse it and serialized by
+   * Iceberg's Conversions.toByteBuffer (the single-value serialization sketches are fed);
+   * base64 in the reply. Numbers: Java's parsers; fixed/binary: hex; decimal: BigDecimal set to
+   * the type's scale (exact); date, time, timestamps, uuid: Iceberg's string Literal conversion.
+   */
+  static ArrayNode serialize(String typeText, JsonNode values) {
+    Type.PrimitiveType type = Types.fromPrimitiveString(typeText);
+    ArrayNode out = JSON.createArrayNode();
+    for (JsonNode value : values) {
+      if (value.isNull()) {
+        out.addNull();
+      } else {
+        out.add(bytes(Conversions.toByteBuffer(type, javaValue(type, value.asText()))));
+      }
+    }
+    return out;
+  }
+
+  private static Object javaValue(Type.PrimitiveType type, String text) {
+    switch (type.typeId()) {
+      case BOOLEAN:
+        return Boolean.parseBoolean(text);
+      case INTEGER:
+        return Integer.parseInt(text);
+      case LONG:
+        return Long.parseLong(text);
+      case FLOAT:
+        return Float.parseFloat(text);
+      case DOUBLE:
+        return Double.parseDouble(text);
+      case STRING:
+        return text;
+      case FIXED:
+      case BINARY:
+        return ByteBuffer.wrap(HexFormat.of().parseHex(text));
+      case DECIMAL:
+        return new BigDecimal(text).setScale(((Types.DecimalType) type).scale());
+      default:
+        Literal<Object> literal = Literal.of(text).to(type);
+        if (literal == null) {
+          throw new IllegalArgumentException("cannot convert '" + text + "' to " + type);
+        }
+        return literal.value();
+    }
   }
 
   // --------------------------------------------------------------------------------- utils
