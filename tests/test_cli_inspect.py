@@ -178,20 +178,62 @@ def test_human_view_of_file_header_and_deletion_vector() -> None:
     assert "cardinality property 100000 agrees" in out
 
 
+def _fold_data_file(path: Path, data_file: str) -> tuple[list[str], list[str]]:
+    """``puffin inspect`` of a DV file for ``data_file`` at 80 columns: its lines (checked to
+    fit, with no trailing blanks and no escape codes), and the data file's row as folded (its
+    first line and the continuation lines, from column 19)."""
+    result = run(str(write_dv_file(path, data_file, [(0, 9)])))
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert all(line == line.rstrip() for line in lines)
+    start = next(i for i, line in enumerate(lines) if line.startswith("  data file  "))
+    parts = [lines[start][19:]]
+    for line in lines[start + 1:]:
+        if not line.startswith(" " * 19):
+            break
+        parts.append(line[19:])
+    assert "".join(parts) == data_file
+    return lines, parts
+
+
 def test_long_data_file_path_folds_within_80_columns(tmp_path: Path) -> None:
     data_file = "s3://warehouse/" + "/".join(f"partition_{i:03d}=value" for i in range(10))
     data_file += "/" + "x" * (300 - len(data_file) - 9) + ".parquet"
     assert len(data_file) == 300
-    path = write_dv_file(tmp_path / "dv.puffin", data_file, [(0, 9)])
+    _, parts = _fold_data_file(tmp_path / "dv.puffin", data_file)
+    # The last name (84 characters) is longer than a line: only it is split inside.
+    assert all(part.endswith("/") for part in parts[:-2]), parts
+    assert parts[-2] + parts[-1] == data_file.rsplit("/", 1)[1]
+
+
+def test_long_paths_fold_after_a_slash(tmp_path: Path) -> None:
+    data_file = "s3://warehouse/db/orders/data/" + "/".join(
+        f"region_{i}=" + "r" * 24 for i in range(7))
+    data_file += "/00000-26-" + "d" * (300 - len(data_file) - 18) + ".parquet"
+    assert len(data_file) == 300
+    directory = tmp_path / ("long-directory-" + "a" * 40) / ("another-" + "b" * 40)
+    directory.mkdir(parents=True)
+    lines, parts = _fold_data_file(directory / "dv.puffin", data_file)
+    assert len(parts) > 4
+    assert all(part.endswith("/") for part in parts[:-1]), parts
+    # The file's own path, the header, folds the same way.
+    header = lines[:next(i for i, line in enumerate(lines) if line.startswith("  file size"))]
+    assert len(header) > 1
+    assert "".join(header) == str(directory / "dv.puffin")
+    assert all(part.endswith("/") for part in header[:-1]), header
+
+
+def test_a_long_label_has_a_line_of_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "extra.puffin"
+    extra: dict[str, Any] = {"a-rather-long-footer-key": 1}
+    path.write_bytes(puffin_bytes(footer_payload([], **extra)))
     result = run(str(path))
     assert result.exit_code == 0, result.output
-    lines = result.stdout.splitlines()
-    assert max(len(line) for line in lines) <= 80
-    assert all(line == line.rstrip() for line in lines)
-    start = next(i for i, line in enumerate(lines) if line.startswith("  data file"))
-    folded = "".join(line[19:] for line in lines[start:start + 5])
-    assert folded.startswith(data_file)
-    assert "\x1b" not in result.stdout
+    assert result.stdout.endswith("  properties       none\n"
+                                  "  a-rather-long-footer-key\n"
+                                  "                   1 (unknown footer key)\n")
 
 
 class _Terminal(io.StringIO):

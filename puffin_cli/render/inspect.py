@@ -20,7 +20,7 @@ from puffin_cli.analysis.inspection import BlobReport, FileReport, InspectReport
 from puffin_cli.blobs.base import BlobSummary
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.spec import CARDINALITY_PROPERTY
-from puffin_cli.render import jsonout
+from puffin_cli.render import jsonout, layout
 
 if TYPE_CHECKING:
     from puffin_cli.blobs.deletion_vector import DeletionVectorSummary
@@ -40,28 +40,13 @@ def render_human(report: InspectReport, console: Console) -> None:
 
 Value = str | Text | list[Text]
 Rows = Iterable[tuple[str, Value]]
-# Values start in this column; a longer label gets a line of its own.
-_LABEL_WIDTH = 19
 
 
 def _print_rows(console: Console, rows: Rows) -> None:
-    """Labels on the left, values folded into the rest of the width: nothing is cut off and no
-    line ends in padding."""
-    value_width = max(console.width - _LABEL_WIDTH, 20)
+    """Label rows (render/layout.py); a list value is one paragraph per line."""
     for label, value in rows:
-        paragraphs = value if isinstance(value, list) else [Text(value) if isinstance(
-            value, str) else value]
-        lines = [line for paragraph in paragraphs
-                 for line in paragraph.wrap(console, value_width, overflow="fold")]
-        head = Text(label)
-        if head.cell_len > _LABEL_WIDTH - 2:
-            console.print(head, overflow="fold")
-            head = Text("")
-        for line in lines or [Text("")]:
-            line.rstrip()
-            console.print(Text.assemble(head, " " * (_LABEL_WIDTH - head.cell_len), line),
-                          overflow="ignore", crop=False, no_wrap=True)
-            head = Text("")
+        for number, paragraph in enumerate(value if isinstance(value, list) else [value]):
+            layout.row(console, "" if number else label, paragraph)
 
 
 def _count(value: int) -> str:
@@ -86,7 +71,7 @@ def _unknown_keys(extra: dict[str, Any]) -> Rows:
 def _print_file(console: Console, file: FileReport) -> None:
     footer = file.footer
     stored = "LZ4-compressed" if footer.compressed else "not compressed"
-    console.print(Text(file.path, style="bold"), overflow="fold")
+    layout.print_folded(console, file.path, style="bold", spaces=False)
     _print_rows(console, [
         ("  file size", _bytes(file.file_size)),
         ("  footer", f"{_bytes(footer.footer_size)} at offset {footer.footer_start} (payload "
@@ -98,8 +83,8 @@ def _print_file(console: Console, file: FileReport) -> None:
     ])
     for blob in file.blobs:
         console.print()
-        console.print(Text.assemble((f"blob {blob.index}", "bold"), "  ",
-                                    (blob.metadata.type, "bold")), overflow="fold")
+        layout.print_folded(console, Text.assemble((f"blob {blob.index}", "bold"), "  ",
+                                                   (blob.metadata.type, "bold")))
         _print_rows(console, _blob_rows(blob))
 
 

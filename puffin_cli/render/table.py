@@ -19,7 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import TextIO
 
-from rich.cells import cell_len, get_character_cell_size
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -27,12 +27,10 @@ from rich.text import Text
 from puffin_cli.analysis.table import DeletionVector, SnapshotView, TableReport, TablesReport
 from puffin_cli.analysis.table_metadata import normalize_location
 from puffin_cli.format.findings import Finding, Severity
-from puffin_cli.render import jsonout
+from puffin_cli.render import jsonout, layout
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
-# Values of label rows start in this column (as in ``puffin inspect``).
-_LABEL_WIDTH = 19
 # Paths, details and continuation lines on lines of their own start in this column.
 _INDENT = 4
 # Under a deletion vector's data file (two-line form), its numbers start in this column.
@@ -91,78 +89,14 @@ class _Paths:
         return self.in_text.sub("", text) if self.in_text.pattern else text
 
 
-def _fit(text: str, limit: int) -> int:
-    """How many leading characters of ``text`` fit in ``limit`` cells (at least one)."""
-    used = 0
-    for index, char in enumerate(text):
-        used += get_character_cell_size(char)
-        if used > limit:
-            return max(index, 1)
-    return len(text)
-
-
-def _fold(text: str, width: int, first: int | None = None, *, spaces: bool = True) -> list[str]:
-    """``text`` in lines of at most ``width`` cells (the first at most ``first``): broken at a
-    space (when ``spaces``), else after a ``/``, else where the line is full. A word too long for
-    a shorter first line starts on the next (the first line is then empty)."""
-    width = max(width, 1)
-    limit = width if first is None else max(min(first, width), 1)
-    lines: list[str] = []
-    while cell_len(text) > limit:
-        fit = _fit(text, limit)
-        cut = text.rfind(" ", 0, fit + 1) if spaces else -1
-        if cut <= 0:
-            if limit < width:  # the first line is short: the long word starts on the next
-                cut = 0
-            else:
-                slash = text.rfind("/", 0, fit)
-                cut = slash + 1 if slash >= 0 else fit
-        lines.append(text[:cut].rstrip(" ") if spaces else text[:cut])
-        text = text[cut:].lstrip(" ") if spaces else text[cut:]
-        limit = width
-    lines.append(text)
-    return lines
-
-
-def _print(console: Console, line: Text) -> None:
-    """One line already fitted to the width: printed as is, without trailing blanks."""
-    line.rstrip()
-    console.print(line, no_wrap=True, overflow="ignore", crop=False)
-
-
-def _row(console: Console, label: str, value: str | Text) -> None:
-    """A label, then the value from column ``_LABEL_WIDTH`` (or one blank after a longer
-    label), wrapped with its continuation lines in that column."""
-    text = value if isinstance(value, Text) else Text(value)
-    pad = max(_LABEL_WIDTH - cell_len(label), 1)
-    lines = _fold(text.plain, console.width - _LABEL_WIDTH,
-                  first=console.width - cell_len(label) - pad)
-    start = 0
-    for number, line in enumerate(lines):
-        start = text.plain.index(line, start)
-        head = label + " " * pad if number == 0 else " " * _LABEL_WIDTH
-        _print(console, Text(head) + text[start:start + len(line)])
-        start += len(line)
-
-
 def _path_row(console: Console, label: str, path: str, style: str = "") -> None:
     """A label and a path: on one line when it fits, else the path on lines of its own."""
-    pad = max(_LABEL_WIDTH - cell_len(label), 1)
+    pad = max(layout.LABEL_WIDTH - cell_len(label), 1)
     if cell_len(label) + pad + cell_len(path) <= console.width:
-        _print(console, Text.assemble(label + " " * pad, (path, style)))
+        layout.print_line(console, Text.assemble(label + " " * pad, (path, style)))
         return
-    _print(console, Text(label))
-    _path_lines(console, path, _INDENT, style)
-
-
-def _path_lines(console: Console, path: str, indent: int, style: str = "") -> None:
-    for line in _fold(path, console.width - indent, spaces=False):
-        _print(console, Text.assemble(" " * indent, (line, style)))
-
-
-def _detail(console: Console, text: str, style: str = "dim") -> None:
-    for line in _fold(text, console.width - _INDENT):
-        _print(console, Text.assemble(" " * _INDENT, (line, style)))
+    layout.print_line(console, Text(label))
+    layout.print_folded(console, path, _INDENT, style=style, spaces=False)
 
 
 def _columns(rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
@@ -183,31 +117,32 @@ def _grid(console: Console, grid: Table, indent: int) -> None:
         line = Text(" " * indent)
         for segment in segments:
             line.append(segment.text, segment.style)
-        _print(console, line)
+        layout.print_line(console, line)
 
 
 # --- a table ----------------------------------------------------------------------------------
 
 
 def _table(console: Console, table: TableReport, paths: _Paths) -> None:
-    _path_lines(console, table.path, 0, "bold")
+    layout.print_folded(console, table.path, 0, style="bold", spaces=False)
     _path_row(console, "  metadata", paths.short(table.metadata_file))
-    _row(console, "  format", f"v{table.format_version}")
+    layout.row(console, "  format", f"v{table.format_version}")
     if _absolute(table.location) == paths.directory:
-        _row(console, "  location", Text("this directory", style="dim"))
+        layout.row(console, "  location", Text("this directory", style="dim"))
     else:
         _path_row(console, "  location", table.location)
     for source, target in table.relocated:
-        _row(console, "  relocated", f"{source} -> {target}")
+        layout.row(console, "  relocated", f"{source} -> {target}")
     if not table.snapshots:
-        _detail(console, "no snapshot to show (the table has no current snapshot)")
+        layout.print_folded(console, "no snapshot to show (the table has no current snapshot)",
+                            _INDENT, style="dim")
     for view in table.snapshots:
         console.print()
         _snapshot(console, view, paths)
     if table.orphans:
         console.print()
-        _print(console, Text.assemble("  ", (f"{len(table.orphans)} orphan Puffin file(s) "
-                                             "(referenced by nothing; see findings)", "dim")))
+        layout.print_folded(console, f"{len(table.orphans)} orphan Puffin file(s) (referenced "
+                            "by nothing; see findings)", 2, style="dim")
     console.print()
     findings = sorted(table.findings, key=lambda f: _ORDER[f.severity])
     width = max((len(f.severity.value) for f in findings), default=0)
@@ -215,7 +150,7 @@ def _table(console: Console, table: TableReport, paths: _Paths) -> None:
         _finding(console, finding, width, paths)
     verdict = (f"{table.errors} error(s), {table.warnings} warning(s)" if findings
                else "no findings")
-    _print(console, Text(f"  {verdict}; {table.manifests_read} manifest file(s) read"))
+    layout.print_line(console, Text(f"  {verdict}; {table.manifests_read} manifest file(s) read"))
 
 
 def _finding(console: Console, finding: Finding, severity_width: int, paths: _Paths) -> None:
@@ -228,10 +163,10 @@ def _finding(console: Console, finding: Finding, severity_width: int, paths: _Pa
     message += f" ({', '.join(where)})" if where else ""
     head = Text.assemble("  ", (finding.severity.value.ljust(severity_width), style), _GAP,
                          (finding.code, style), _GAP)
-    lines = _fold(message, console.width - _INDENT, first=console.width - head.cell_len)
-    _print(console, head + lines[0])
+    lines = layout.fold(message, console.width - _INDENT, first=console.width - head.cell_len)
+    layout.print_line(console, head + lines[0])
     for line in lines[1:]:
-        _print(console, Text(" " * _INDENT + line))
+        layout.print_line(console, Text(" " * _INDENT + line))
 
 
 # --- a snapshot -------------------------------------------------------------------------------
@@ -242,14 +177,14 @@ def _snapshot(console: Console, view: SnapshotView, paths: _Paths) -> None:
     operation = f", {view.operation}" if view.operation else ""
     detail = f"sequence {view.sequence_number}{operation}, schema {view.schema_id}"
     if cell_len(title) + len(_GAP) + cell_len(detail) <= console.width:
-        _print(console, Text.assemble((title, "bold"), _GAP, (detail, "dim")))
+        layout.print_line(console, Text.assemble((title, "bold"), _GAP, (detail, "dim")))
     else:
-        _print(console, Text(title, style="bold"))
-        for line in _fold(detail, console.width - 2):
-            _print(console, Text.assemble("  ", (line, "dim")))
+        layout.print_line(console, Text(title, style="bold"))
+        layout.print_folded(console, detail, 2, style="dim")
     for stats in view.statistics:
         _path_row(console, "  statistics file", paths.short(stats.path))
-        _detail(console, f"{stats.file_size:,} bytes, footer {stats.footer_size:,} bytes")
+        layout.print_folded(console, f"{stats.file_size:,} bytes, footer "
+                            f"{stats.footer_size:,} bytes", _INDENT, style="dim")
         grid = Table(box=None, padding=(0, 1), pad_edge=False, show_edge=False,
                      header_style="bold")
         for name in ("blob type", "column", "field", "ndv"):
@@ -262,7 +197,7 @@ def _snapshot(console: Console, view: SnapshotView, paths: _Paths) -> None:
     _statistics_used(console, view, paths)
     for part in view.partition_statistics:
         _path_row(console, "  partition statistics", paths.short(part.path))
-        _detail(console, f"{part.file_size:,} bytes")
+        layout.print_folded(console, f"{part.file_size:,} bytes", _INDENT, style="dim")
     by_file: dict[str, list[DeletionVector]] = {}
     for dv in view.deletion_vectors:
         by_file.setdefault(dv.path, []).append(dv)
@@ -282,10 +217,10 @@ def _totals(console: Console, view: SnapshotView) -> None:
     if totals.other_delete_files:
         parts.append(f"{totals.other_delete_files} other delete file(s)")
     joined = "; ".join(parts)
-    if cell_len(joined) <= console.width - _LABEL_WIDTH:
+    if cell_len(joined) <= console.width - layout.LABEL_WIDTH:
         parts = [joined]
     for number, part in enumerate(parts):
-        _row(console, "" if number else "  totals", part)
+        layout.row(console, "" if number else "  totals", part)
 
 
 def _statistics_used(console: Console, view: SnapshotView, paths: _Paths) -> None:
@@ -294,28 +229,28 @@ def _statistics_used(console: Console, view: SnapshotView, paths: _Paths) -> Non
     used = view.statistics_used
     if not view.statistics:
         nothing = used.spark is None and used.trino is None
-        _row(console, "  statistics", Text("none registered for this snapshot"
-                                           + (" or its ancestors" if nothing else ""),
-                                           style="dim"))
+        layout.row(console, "  statistics", Text("none registered for this snapshot"
+                                                 + (" or its ancestors" if nothing else ""),
+                                                 style="dim"))
         if nothing:
             return
     listed = [s.path for s in view.statistics]
     if used.spark is None:
-        _row(console, "  Spark uses", "none")
+        layout.row(console, "  Spark uses", "none")
     elif listed == [used.spark]:
-        _row(console, "  Spark uses", "this snapshot's statistics file (above)")
+        layout.row(console, "  Spark uses", "this snapshot's statistics file (above)")
     else:
         _path_row(console, "  Spark uses", paths.short(used.spark))
     if used.trino is None:
-        _row(console, "  Trino uses", "none")
+        layout.row(console, "  Trino uses", "none")
     elif used.trino == used.spark:
-        _row(console, "  Trino uses", "the same file")
+        layout.row(console, "  Trino uses", "the same file")
     else:
         whose = ("this snapshot" if used.trino_snapshot_id == view.snapshot_id
                  else f"ancestor {used.trino_snapshot_id}")
-        _row(console, "  Trino uses", Text.assemble(f"{whose}'s file ",
-                                                    ("(differs from Spark)", "yellow")))
-        _path_lines(console, paths.short(used.trino), _INDENT)
+        layout.row(console, "  Trino uses", Text.assemble(f"{whose}'s file ",
+                                                          ("(differs from Spark)", "yellow")))
+        layout.print_folded(console, paths.short(used.trino), _INDENT, spaces=False)
 
 
 def _deletion_vectors(console: Console, dvs: list[DeletionVector], paths: _Paths) -> None:
@@ -330,16 +265,16 @@ def _deletion_vectors(console: Console, dvs: list[DeletionVector], paths: _Paths
                                                                       strict=True))],
                     right={1, 2, 3})
     if max(cell_len(line) for line in wide) + _INDENT <= console.width:
-        _print(console, Text.assemble(" " * _INDENT, (wide[0], "bold")))
+        layout.print_line(console, Text.assemble(" " * _INDENT, (wide[0], "bold")))
         for line in wide[1:]:
-            _print(console, Text(" " * _INDENT + line))
+            layout.print_line(console, Text(" " * _INDENT + line))
         return
     numbers = _columns([header, *cells], right={0, 1, 2})
-    _print(console, Text.assemble(" " * _INDENT, ("data file", "bold")))
-    _print(console, Text.assemble(" " * _NUMBERS_INDENT, (numbers[0], "bold")))
+    layout.print_line(console, Text.assemble(" " * _INDENT, ("data file", "bold")))
+    layout.print_line(console, Text.assemble(" " * _NUMBERS_INDENT, (numbers[0], "bold")))
     for name, line in zip(names, numbers[1:], strict=True):
-        _path_lines(console, name, _INDENT)
-        _print(console, Text(" " * _NUMBERS_INDENT + line))
+        layout.print_folded(console, name, _INDENT, spaces=False)
+        layout.print_line(console, Text(" " * _NUMBERS_INDENT + line))
 
 
 def _rows(dv: DeletionVector) -> str:
