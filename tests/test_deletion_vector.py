@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pyroaring import BitMap64
 
@@ -20,6 +20,7 @@ from puffin_cli.blobs import SummaryOptions, handler_for
 from puffin_cli.blobs.deletion_vector import (
     DV_MAGIC,
     HANDLER,
+    _plain_numbers,
     bitmap_from_positions_file,
     bitmap_from_ranges,
     check_deletion_vector,
@@ -529,3 +530,110 @@ def test_round_trip(ranges: list[tuple[int, int]], singles: list[int]) -> None:
     out = io.BytesIO()
     assert write_positions_text(dv, out, chunk=1000) == len(positions)
     assert out.getvalue() == "".join(f"{p}\n" for p in positions).encode()
+
+
+# ---------------------------------------------------------------------------- bulk position parsing
+
+_MAX = 2**63 - 1
+# A line of a positions file: a number (small, near 2^32, near 2^63-1), maybe with leading zeros
+# (up to 19 characters, the bulk parser's limit), or blank.
+_number_line = st.one_of(
+    st.tuples(st.one_of(st.integers(0, 10**6), st.integers(2**32 - 5, 2**32 + 5),
+                        st.integers(_MAX - 10**6, _MAX), st.integers(0, _MAX)),
+              st.integers(0, 18)).map(lambda t: f"{t[0]:0{min(len(str(t[0])) + t[1], 19)}d}"),
+    st.just(""))
+
+
+def _text(lines: list[str], newline: str, final: bool) -> bytes:
+    return (newline.join(lines) + (newline if final else "")).encode()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_number_line, min_size=1, max_size=60), st.sampled_from(["\n", "\r\n"]),
+       st.booleans(), st.integers(1, 48))
+def test_bulk_and_exact_paths_give_the_same_bitmap(lines: list[str], newline: str, final: bool,
+                                                   block: int) -> None:
+    text = _text(lines, newline, final)
+    assume(text)
+    expected = BitMap64(int(line) for line in lines if line)
+    bulk = _plain_numbers(text)
+    assert bulk is not None  # the whole text is one bulk block
+    assert (list(bulk[0]), bulk[1]) == ([int(line) for line in lines if line],
+                                        len(lines) - (not final and not lines[-1]))
+    # A space after each number sends every block down the exact path.
+    exact = _text([f"{line} " if line else "" for line in lines], newline, final)
+    assert _plain_numbers(exact) is None or not any(lines)
+    for size in (block, 1 << 20):
+        assert bitmap_from_positions_file(io.BytesIO(text), size) == expected
+        assert bitmap_from_positions_file(io.BytesIO(exact), size) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_number_line, min_size=1, max_size=60), st.data(),
+       st.sampled_from(["12a", "1 2", "-3", "5-1", "9223372036854775808", "+4", "7\r8"]),
+       st.integers(1, 48))
+def test_bad_line_inside_a_bulk_block_names_its_line(lines: list[str], data: st.DataObject,
+                                                     bad: str, block: int) -> None:
+    at = data.draw(st.integers(0, len(lines)))
+    text = _text([*lines[:at], bad, *lines[at:]], "\n", True)
+    expected = {"12a": "'12a' is not a position or a range START-END",
+                "1 2": "'1 2' is not a position or a range START-END",
+                "-3": "'-3' is not a position or a range START-END",
+                "5-1": "range 5-1 ends before it starts",
+                "9223372036854775808": "position 9223372036854775808 is above 2^63-1 "
+                                       "(9223372036854775807)",
+                "+4": "'+4' is not a position or a range START-END",
+                "7\r8": "'7' is not a position or a range START-END"}[bad]
+    for size in (block, 1 << 20):
+        if bad == "7\r8":  # a lone CR ends a line, as str.splitlines does: two positions
+            assert set(bitmap_from_positions_file(io.BytesIO(text), size)) == {
+                7, 8, *(int(line) for line in lines if line)}
+            continue
+        with pytest.raises(PuffinError) as info:
+            bitmap_from_positions_file(io.BytesIO(text), size)
+        assert (info.value.code, info.value.message) == ("dv.positions",
+                                                         f"line {at + 1}: {expected}")
+
+
+@pytest.mark.parametrize(("text", "positions", "lines"), [
+    (b"10\n11\n12\n", [10, 11, 12], 3),  # one length: strided words
+    (b"1\n\n22\n", [1, 22], 3),  # as long as three 1-digit lines, but not
+    (b"\n\n", [], 2),
+    (b"7", [7], 1),
+    (b"0000000000000000009\n9223372036854775807\n", [9, 2**63 - 1], 2),
+    (b"99999999\n100000000\n1234567890123456\n12345678901234567\n",
+     [99999999, 100000000, 1234567890123456, 12345678901234567], 4),
+])
+def test_plain_numbers(text: bytes, positions: list[int], lines: int) -> None:
+    parsed = _plain_numbers(text)
+    assert parsed is not None
+    assert (list(parsed[0]), parsed[1]) == (positions, lines)
+
+
+@pytest.mark.parametrize("text", [
+    b"00000000000000000009\n",  # 20 characters: longer than any position
+    b"9223372036854775808\n",  # above 2^63-1
+    b"9999999999999999999\n",
+    b"5\r6\n",  # a lone CR
+    b"5\r",
+    b"1 2\n",
+    b"1-2\n",
+    b"\xd9\xa3\n",  # ARABIC-INDIC DIGIT THREE: a digit to the exact path only
+])
+def test_plain_numbers_leaves_other_blocks_to_the_exact_path(text: bytes) -> None:
+    assert _plain_numbers(text) is None
+
+
+def test_positions_file_long_zero_padded_and_unicode_digits() -> None:
+    text = b"00000000000000000009\n" + "\u0663\n".encode() + b"4294967296\n1\n"
+    assert list(bitmap_from_positions_file(io.BytesIO(text), 8)) == [1, 3, 9, 2**32]
+
+
+def test_positions_file_moves_32_bit_positions_over_in_several_folds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("puffin_cli.blobs.deletion_vector._FOLD_POSITIONS", 3)
+    numbers = [*range(0, 40, 3), 2**32 + 1, 2**40, *range(100, 140, 7), 2**32 - 1]
+    text = b"".join(b"%d\n" % n for n in numbers) + b"50-60\n" + b"7\n8\n9\n"
+    expected = {*numbers, *range(50, 61), 7, 8, 9}
+    for block in (4, 9, 1 << 20):
+        assert set(bitmap_from_positions_file(io.BytesIO(text), block)) == expected
