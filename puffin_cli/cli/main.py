@@ -31,6 +31,8 @@ COMMANDS = {
     "validate": "puffin_cli.cli.validate:validate",
     "table": "puffin_cli.cli.table:table",
     "write": "puffin_cli.cli.write:write",
+    "stats": "puffin_cli.cli.stats:stats",
+    "scan": "puffin_cli.cli.scan:scan",
 }
 
 

@@ -1,0 +1,218 @@
+"""Committing a new table metadata version of a file-system ("Hadoop") Iceberg table.
+
+The protocol (Iceberg table spec, "File System Tables"), as ``puffin stats compute --commit``
+runs it:
+
+1. find the latest version N: ``metadata/version-hint.text``, then forward while
+   ``v<N+1>.metadata.json`` exists (a writer may have died before updating the hint), else the
+   highest ``v<N>.metadata.json``;
+2. read ``v<N>.metadata.json``, apply the change (for statistics: drop any entry for the same
+   snapshot, append the new one; ``last-updated-ms`` moves on and ``v<N>`` joins the
+   ``metadata-log``, trimmed to ``write.metadata.previous-versions-max``);
+3. write the result to a uniquely named temporary file in ``metadata/`` and fsync it;
+4. publish it as ``v<N+1>.metadata.json`` with a hard link, which fails when that name exists:
+   a metadata file is never overwritten. If another writer got there first, drop the
+   temporary file, re-read the new latest version and go to step 2 (up to ``max_attempts``);
+5. replace ``version-hint.text`` atomically (temp file + rename) unless it already names a
+   newer version (puffin writers take ``metadata/.puffin-version-hint.lock`` for this step).
+
+Tables whose metadata files use metastore naming (``<N>-<uuid>.metadata.json``) belong to a
+catalog; committing to them behind the catalog's back is refused.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+import re
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from puffin_cli.analysis.table_metadata import METADATA_DIR, VERSION_HINT, load_metadata
+from puffin_cli.format.errors import PuffinError
+
+_VERSION_FILE = re.compile(r"^v(\d+)(\.gz)?\.metadata\.json(\.gz)?$")
+DEFAULT_MAX_ATTEMPTS = 10
+PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
+DEFAULT_PREVIOUS_VERSIONS = 100
+
+
+@dataclass(frozen=True)
+class StatisticsFileEntry:
+    """One ``statistics`` entry of table metadata (its JSON form is :meth:`to_json`)."""
+
+    snapshot_id: int
+    path: str
+    file_size: int
+    footer_size: int
+    blobs: tuple[dict[str, Any], ...]
+
+    @classmethod
+    def for_blobs(cls, snapshot_id: int, path: str, file_size: int, footer_size: int,
+                  blobs: list[dict[str, Any]]) -> StatisticsFileEntry:
+        return cls(snapshot_id, path, file_size, footer_size, tuple(blobs))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"snapshot-id": self.snapshot_id, "statistics-path": self.path,
+                "file-size-in-bytes": self.file_size,
+                "file-footer-size-in-bytes": self.footer_size,
+                "blob-metadata": [dict(b) for b in self.blobs]}
+
+
+@dataclass(frozen=True)
+class CommitResult:
+    version: int
+    metadata_file: str
+    attempts: int
+    replaced: tuple[str, ...]  # statistics paths dropped for the same snapshot
+
+
+def _version_files(metadata_dir: Path) -> dict[int, Path]:
+    found: dict[int, Path] = {}
+    for entry in metadata_dir.iterdir():
+        match = _VERSION_FILE.match(entry.name)
+        if match:
+            found.setdefault(int(match.group(1)), entry)
+    return found
+
+
+def _version_path(metadata_dir: Path, version: int) -> Path | None:
+    for name in (f"v{version}.metadata.json", f"v{version}.gz.metadata.json",
+                 f"v{version}.metadata.json.gz"):
+        candidate = metadata_dir / name
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _hint(metadata_dir: Path) -> int | None:
+    try:
+        text = (metadata_dir / VERSION_HINT).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def latest_version(metadata_dir: Path) -> tuple[int, Path]:
+    """(N, path of v<N>) for the newest published version (see the module docstring)."""
+    versions = _version_files(metadata_dir) if metadata_dir.is_dir() else {}
+    if not versions:
+        raise PuffinError(f"{metadata_dir}: no v<N>.metadata.json; only file-system tables "
+                          "(Hadoop catalog) can be committed to directly; register the "
+                          "statistics file through the table's catalog instead",
+                          code="commit.not-file-system-table")
+    version = _hint(metadata_dir)
+    if version is None or version not in versions:
+        version = max(versions)
+    path = versions[version]
+    while (following := _version_path(metadata_dir, version + 1)) is not None:
+        version, path = version + 1, following
+    return version, path
+
+
+def _write_new(metadata_dir: Path, content: bytes) -> Path:
+    temp = metadata_dir / f".puffin-{uuid.uuid4()}.metadata.json.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(content)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    return temp
+
+
+def _update_hint(metadata_dir: Path, version: int) -> None:
+    """Point the hint at the newest version (at least ``version``), never backwards; puffin
+    writers serialize this step on a lock file so a slower one cannot roll the hint back."""
+    import fcntl
+
+    with open(metadata_dir / ".puffin-version-hint.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        newest = max(version, latest_version(metadata_dir)[0])
+        current = _hint(metadata_dir)
+        if current is not None and current >= newest:
+            return
+        temp = metadata_dir / f".puffin-{uuid.uuid4()}.version-hint.tmp"
+        temp.write_text(f"{newest}\n", encoding="utf-8")
+        os.replace(temp, metadata_dir / VERSION_HINT)
+
+
+def commit(table_dir: str | os.PathLike[str],
+           change: Callable[[dict[str, Any], str], dict[str, Any]], *,
+           max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> tuple[int, Path, int]:
+    """Apply ``change(base_metadata_json, base_location)`` and publish the result as the
+    next version; (version, file, attempts). ``change`` gets a deep copy to modify."""
+    metadata_dir = Path(table_dir) / METADATA_DIR
+    for attempt in range(1, max_attempts + 1):
+        version, base_path = latest_version(metadata_dir)
+        base = load_metadata(base_path)
+        location = f"{base.location.rstrip('/')}/{METADATA_DIR}/{base_path.name}"
+        updated = change(copy.deepcopy(base.raw), location)
+        content = json.dumps(updated, separators=(",", ":"), ensure_ascii=False).encode()
+        temp = _write_new(metadata_dir, content)
+        target = metadata_dir / f"v{version + 1}.metadata.json"
+        try:
+            if _version_path(metadata_dir, version + 1) is not None:
+                raise FileExistsError(str(target))
+            os.link(temp, target)
+        except FileExistsError:
+            time.sleep(random.uniform(0.01, 0.05) * attempt)
+            continue
+        finally:
+            temp.unlink(missing_ok=True)
+        _update_hint(metadata_dir, version + 1)
+        return version + 1, target, attempt
+    raise PuffinError(f"{metadata_dir}: gave up after {max_attempts} attempts: other writers "
+                      "committed a new metadata version each time; nothing was changed",
+                      code="commit.conflict")
+
+
+def _log_previous(metadata: dict[str, Any], previous_location: str) -> None:
+    previous_ms = metadata.get("last-updated-ms")
+    now = int(time.time() * 1000)
+    if isinstance(previous_ms, int):
+        log = list(metadata.get("metadata-log") or [])
+        log.append({"timestamp-ms": previous_ms, "metadata-file": previous_location})
+        properties = metadata.get("properties") or {}
+        try:
+            keep = int(properties.get(PREVIOUS_VERSIONS_MAX, DEFAULT_PREVIOUS_VERSIONS))
+        except ValueError:
+            keep = DEFAULT_PREVIOUS_VERSIONS
+        metadata["metadata-log"] = log[-max(keep, 1):]
+        now = max(now, previous_ms)
+    metadata["last-updated-ms"] = now
+
+
+def commit_statistics(table_dir: str | os.PathLike[str], entry: StatisticsFileEntry, *,
+                      max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> CommitResult:
+    """Register a statistics file for its snapshot, replacing any older entry for it."""
+    replaced: list[str] = []
+
+    def change(metadata: dict[str, Any], previous: str) -> dict[str, Any]:
+        snapshots = metadata.get("snapshots") or []
+        if not any(s.get("snapshot-id") == entry.snapshot_id for s in snapshots):
+            raise PuffinError(f"{table_dir}: snapshot {entry.snapshot_id} is no longer in the "
+                              "table (expired by another writer?); statistics not committed",
+                              code="commit.snapshot")
+        kept = []
+        replaced.clear()
+        for stats in metadata.get("statistics") or []:
+            if stats.get("snapshot-id") == entry.snapshot_id:
+                replaced.append(str(stats.get("statistics-path")))
+            else:
+                kept.append(stats)
+        metadata["statistics"] = [*kept, entry.to_json()]
+        _log_previous(metadata, previous)
+        return metadata
+
+    version, path, attempts = commit(table_dir, change, max_attempts=max_attempts)
+    return CommitResult(version, str(path), attempts, tuple(replaced))

@@ -1,0 +1,74 @@
+"""``puffin scan``: validate every Puffin file of a warehouse, in parallel on Spark."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from puffin_cli.analysis.profiles import PROFILES
+from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
+from puffin_cli.cli.options import json_option, max_blob_size_option
+
+
+def _listed(files_from: str) -> list[str]:
+    try:
+        with open(files_from, encoding="utf-8") as handle:
+            return [line.strip() for line in handle if line.strip()]
+    except OSError as exc:
+        raise click.BadParameter(f"{files_from}: {exc.strerror}",
+                                 param_hint="--files-from") from None
+
+
+@click.command("scan", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, metavar="[PATH]...")
+@click.option("--files-from", metavar="FILE",
+              help="Also scan the files listed in FILE (one path per line).")
+@click.option("--spark", "use_spark", is_flag=True,
+              help="Validate on Spark executors (else in this process).")
+@click.option("--master", default=None, metavar="URL",
+              help="Spark master (default local[*]; ignored under spark-submit).")
+@click.option("--output", "-o", default=None, metavar="FILE",
+              help="Write every file's findings to FILE.")
+@click.option("--format", "output_format", type=click.Choice(["jsonl", "parquet"]),
+              default=None, help="Format of --output (default: from its extension, .parquet "
+                                 "or else JSON lines).")
+@click.option("--profile", type=click.Choice(PROFILES), default="spec", show_default=True,
+              help="Also check what this engine rejects (as `puffin validate`).")
+@max_blob_size_option
+@json_option
+@click.pass_context
+def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use_spark: bool,
+         master: str | None, output: str | None, output_format: str | None, profile: str,
+         max_blob_size: int, as_json: bool) -> None:
+    """Validate every Puffin file under PATH (directories are searched recursively, as
+    `puffin validate` does) with the checks of `puffin validate`.
+
+    Prints a summary (files, errors and warnings, the most frequent finding codes); --output
+    writes one record per file (its report as `puffin validate --json` gives it) as JSON lines
+    or Parquet. Exit 1 when any file has an error.
+
+    \b
+    Examples:
+      puffin scan /data/warehouse --spark
+      puffin scan --spark --master spark://host:7077 --files-from puffin-files.txt \\
+          --output findings.parquet
+    """
+    from puffin_cli.cli.validate import expand
+    from puffin_cli.render.stats import render, scan_lines
+    from puffin_cli.spark.scan import scan as run_scan
+
+    names = list(paths) + (_listed(files_from) if files_from else [])
+    if not names:
+        raise click.UsageError("give a PATH or --files-from FILE")
+    files = expand(names)
+    if not files:
+        raise click.UsageError(f"no Puffin files found in {', '.join(paths) or files_from}")
+    if output_format is None and output is not None:
+        output_format = "parquet" if output.endswith(".parquet") else "jsonl"
+    debug = bool((ctx.find_root().obj or {}).get("debug"))
+    result = run_scan(files, master=master, profile=profile, max_blob_size=max_blob_size,
+                      output=output, output_format=output_format or "jsonl",
+                      use_spark=use_spark, quiet_spark=not debug)
+    render(result, scan_lines(result), sys.stdout, as_json=as_json)
+    sys.exit(EXIT_BAD_FILE if result.failed else EXIT_OK)

@@ -1,0 +1,58 @@
+"""Output of ``puffin stats compute`` and ``puffin scan --spark``: plain summary lines, or the
+result dataclass as JSON (``--json``)."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from puffin_cli.render import jsonout
+
+
+def stats_lines(result: Any) -> list[str]:
+    """Summary of a :class:`puffin_cli.spark.stats.StatsResult` (duck-typed: render does not
+    import the Spark layer)."""
+    deletes = []
+    if result.position_delete_files:
+        deletes.append(f"{result.position_delete_files} position delete files")
+    if result.deletion_vectors:
+        deletes.append(f"{result.deletion_vectors} deletion vectors")
+    applied = f", deletes: {', '.join(deletes)}" if deletes else ""
+    rate = result.rows_read / result.seconds if result.seconds > 0 else 0.0
+    lines = [f"snapshot {result.snapshot_id} (sequence {result.sequence_number}): "
+             f"{result.rows_read:,} live rows from {result.data_files} data files{applied}",
+             f"{result.seconds:.1f} s ({rate:,.0f} rows/s)"]
+    width = max([len(c.name) for c in result.columns] + [6])
+    lines.append(f"  {'column':<{width}}  {'id':>5}  {'type':<16} {'ndv':>14}  mode")
+    for c in result.columns:
+        mode = "exact" if c.exact else f"estimate ({c.retained} hashes)"
+        lines.append(f"  {c.name:<{width}}  {c.field_id:>5}  {c.type:<16} {c.ndv:>14,}  {mode}")
+    for name, why in result.skipped_columns:
+        lines.append(f"  skipped {name}: {why}")
+    lines.append(f"wrote {result.statistics_path} ({result.file_size:,} bytes, footer "
+                 f"{result.footer_size:,} bytes)")
+    if result.committed_version is not None:
+        lines.append(f"committed as v{result.committed_version}.metadata.json "
+                     f"(statistics for snapshot {result.snapshot_id})")
+    return lines
+
+
+def scan_lines(result: Any) -> list[str]:
+    """Summary of a :class:`puffin_cli.spark.scan.ScanResult`."""
+    rate = result.files / result.seconds if result.seconds > 0 else 0.0
+    lines = [f"scanned {result.files:,} Puffin files in {result.seconds:.1f} s "
+             f"({rate:,.0f} files/s): {result.files_with_errors:,} with errors, "
+             f"{result.files_with_warnings:,} with warnings; {result.errors:,} errors, "
+             f"{result.warnings:,} warnings, {result.infos:,} infos"]
+    for code, count in result.codes:
+        lines.append(f"  {count:>8,}  {code}")
+    if result.output is not None:
+        lines.append(f"findings written to {result.output} ({result.output_format})")
+    return lines
+
+
+def render(result: Any, lines: list[str], out: TextIO, *, as_json: bool) -> None:
+    if as_json:
+        jsonout.dump(result, out)
+        return
+    for line in lines:
+        out.write(line + "\n")

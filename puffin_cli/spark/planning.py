@@ -1,0 +1,259 @@
+"""What ``puffin stats compute`` reads: a snapshot's live data files, the deletes that apply to
+them, and the columns to sketch. Pure Python (no pyspark): the table reader
+(:mod:`puffin_cli.analysis.table_metadata`, :mod:`puffin_cli.analysis.table_manifests`) does
+the metadata and manifest reading; this module applies the spec's rules on top.
+
+Which deletes apply to a data file (Iceberg table spec, "Scan Planning"):
+
+- a position delete file, to the data files its ``file_path`` column names whose data sequence
+  number is at most the delete file's (the sequence condition is applied when the rows are
+  joined, see :mod:`puffin_cli.spark.stats`);
+- a deletion vector, to its ``referenced_data_file`` when that file's data sequence number is
+  at most the DV's;
+- an equality delete file, to data files whose data sequence number is strictly lower than
+  the delete file's and whose partition (spec and values) equals the delete file's, or to
+  every such data file when the delete file's spec is unpartitioned. Applying them is not
+  implemented yet: a snapshot where one applies is refused (``stats.equality-deletes``).
+
+Columns: by default every top-level column of primitive type in the snapshot's schema (what
+Iceberg's ``compute_table_stats`` sketches); ``--columns`` names them (the snapshot's schema
+first, then the current one, so a column renamed since the snapshot is found by either name).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from puffin_cli.analysis.table_manifests import (
+    CONTENT_EQUALITY_DELETES,
+    ContentFile,
+    ManifestReader,
+    snapshot_files,
+)
+from puffin_cli.analysis.table_metadata import (
+    METADATA_DIR,
+    PathMapper,
+    Snapshot,
+    TableMetadata,
+    default_mapper,
+    load_metadata,
+    normalize_location,
+    resolve_metadata_path,
+)
+from puffin_cli.blobs.iceberg_values import IcebergType
+from puffin_cli.format.errors import PuffinError
+
+# Types Spark can read and the pipeline can serialize as Iceberg does.
+SUPPORTED_TYPES = frozenset({
+    "boolean", "int", "long", "float", "double", "decimal", "date", "time", "timestamp",
+    "timestamptz", "string", "uuid", "fixed", "binary",
+})
+DATA_FORMATS = frozenset({"parquet", "orc"})
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column to sketch: its field ID, name (in the snapshot's schema) and type."""
+
+    field_id: int
+    name: str
+    type: IcebergType
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A live data file: ``location`` as the manifest names it, ``local`` the path to read."""
+
+    location: str
+    local: str
+    file_format: str
+    record_count: int
+    sequence_number: int
+
+
+@dataclass(frozen=True)
+class PositionDeleteFile:
+    """A v2 position delete file (rows of ``file_path``, ``pos``)."""
+
+    location: str
+    local: str
+    file_format: str
+    record_count: int
+    sequence_number: int
+
+
+@dataclass(frozen=True)
+class DeletionVectorRef:
+    """A deletion vector that applies to ``data_file`` (a location as the manifest names it)."""
+
+    data_file: str
+    puffin_local: str
+    offset: int
+    length: int
+    cardinality: int
+
+
+@dataclass(frozen=True)
+class StatsPlan:
+    table_dir: Path
+    metadata: TableMetadata
+    mapper: PathMapper
+    snapshot: Snapshot
+    schema_id: int
+    columns: tuple[Column, ...]
+    skipped: tuple[tuple[str, str], ...]  # (column, why) not sketched by default
+    data_files: tuple[DataFile, ...]
+    position_deletes: tuple[PositionDeleteFile, ...]
+    deletion_vectors: tuple[DeletionVectorRef, ...]
+
+    @property
+    def statistics_dir(self) -> Path:
+        return self.table_dir / METADATA_DIR
+
+
+def _primitive(field: dict[str, Any]) -> IcebergType | None:
+    kind = field.get("type")
+    if not isinstance(kind, str):
+        return None
+    try:
+        parsed = IcebergType.parse(kind)
+    except PuffinError:
+        return None
+    return parsed if parsed.name in SUPPORTED_TYPES else None
+
+
+def _top_level(schema: dict[str, Any]) -> list[dict[str, Any]]:
+    return [f for f in schema.get("fields") or [] if isinstance(f, dict)
+            and isinstance(f.get("id"), int)]
+
+
+def select_columns(metadata: TableMetadata, snapshot: Snapshot,
+                   names: list[str] | None) -> tuple[int, tuple[Column, ...],
+                                                     tuple[tuple[str, str], ...]]:
+    """(schema id, columns, skipped) for the snapshot's schema; see the module docstring."""
+    schema_id, schema = metadata.schema_for(snapshot.snapshot_id)
+    fields = _top_level(schema)
+    if names is None:
+        columns, skipped = [], []
+        for f in fields:
+            parsed = _primitive(f)
+            if parsed is not None:
+                columns.append(Column(f["id"], str(f["name"]), parsed))
+            elif not isinstance(f.get("type"), dict):
+                skipped.append((str(f["name"]), f"type {f.get('type')} is not supported"))
+        return schema_id, tuple(columns), tuple(skipped)
+    by_name = {str(f["name"]): f for f in fields}
+    current = {str(f["name"]): f for f in _top_level(metadata.schemas[metadata.current_schema_id])}
+    by_id = {f["id"]: f for f in fields}
+    chosen: list[Column] = []
+    for name in names:
+        found = by_name.get(name)
+        if found is None and name in current:
+            found = by_id.get(current[name]["id"])
+        if found is None:
+            known = ", ".join(by_name) or "none"
+            raise PuffinError(f"--columns: no top-level column {name!r} in schema {schema_id} "
+                              f"of snapshot {snapshot.snapshot_id} (columns: {known})",
+                              code="stats.column")
+        parsed = _primitive(found)
+        if parsed is None:
+            raise PuffinError(f"--columns: column {name!r} has type {found.get('type')!r}, not a "
+                              "supported primitive type (supported: "
+                              f"{', '.join(sorted(SUPPORTED_TYPES))})", code="stats.column")
+        if all(c.field_id != found["id"] for c in chosen):
+            chosen.append(Column(found["id"], str(found["name"]), parsed))
+    return schema_id, tuple(chosen), ()
+
+
+def _same_partition(delete: ContentFile, data: ContentFile,
+                    metadata: TableMetadata) -> bool:
+    spec = metadata.specs.get(delete.spec_id) or {}
+    if not spec.get("fields"):
+        return True
+    return delete.spec_id == data.spec_id and delete.partition == data.partition
+
+
+def _local(mapper: PathMapper, location: str) -> str:
+    return os.path.abspath(mapper.local(location))
+
+
+def plan_snapshot(metadata: TableMetadata, table_dir: Path, mapper: PathMapper,
+                  snapshot: Snapshot, columns: list[str] | None,
+                  reader: ManifestReader | None = None) -> StatsPlan:
+    """The plan for one snapshot. Equality delete files that apply to a live data file are
+    refused (``stats.equality-deletes``): not supported yet."""
+    schema_id, chosen, skipped = select_columns(metadata, snapshot, columns)
+    files = snapshot_files(reader or ManifestReader(mapper), snapshot)
+    data: list[DataFile] = []
+    for entry in files.data_files.values():
+        fmt = entry.file_format.lower()
+        if fmt not in DATA_FORMATS:
+            raise PuffinError(f"{entry.path}: data file format {entry.file_format} is not "
+                              f"supported (supported: {', '.join(sorted(DATA_FORMATS))})",
+                              code="stats.format")
+        data.append(DataFile(entry.path, _local(mapper, entry.path), fmt,
+                             entry.record_count, entry.sequence_number))
+    positions: list[PositionDeleteFile] = []
+    dvs: list[DeletionVectorRef] = []
+    for entry in files.delete_files:
+        if entry.is_dv:
+            target = files.data_files.get(entry.referenced_data_file or "")
+            if target is None or target.sequence_number > entry.sequence_number:
+                continue
+            if entry.content_offset is None or entry.content_size is None:
+                raise PuffinError(f"{entry.path}: deletion vector for "
+                                  f"{entry.referenced_data_file} has no content_offset or "
+                                  "content_size_in_bytes", code="stats.dv")
+            dvs.append(DeletionVectorRef(target.path, _local(mapper, entry.path),
+                                         entry.content_offset, entry.content_size,
+                                         entry.record_count))
+        elif entry.content == CONTENT_EQUALITY_DELETES:
+            if any(d.sequence_number < entry.sequence_number
+                   and _same_partition(entry, d, metadata) for d in files.data_files.values()):
+                raise PuffinError(f"{entry.path}: equality delete files are not supported yet "
+                                  "(this one applies to live data files of snapshot "
+                                  f"{snapshot.snapshot_id}); compact the table's deletes first "
+                                  "(rewrite_position_delete_files / rewrite_data_files)",
+                                  code="stats.equality-deletes")
+        else:
+            positions.append(PositionDeleteFile(entry.path, _local(mapper, entry.path),
+                                                entry.file_format.lower(), entry.record_count,
+                                                entry.sequence_number))
+    return StatsPlan(table_dir, metadata, mapper, snapshot, schema_id, chosen, skipped,
+                     tuple(data), tuple(positions), tuple(dvs))
+
+
+def load_table(path: str | os.PathLike[str], relocate: list[tuple[str, str]] | None = None
+               ) -> tuple[TableMetadata, Path, PathMapper]:
+    """The current metadata of a table directory (or a given metadata file), its directory
+    and the location mapper."""
+    metadata_file, table_dir = resolve_metadata_path(Path(path))
+    metadata = load_metadata(metadata_file)
+    return metadata, table_dir, default_mapper(metadata, table_dir, relocate)
+
+
+def choose_snapshot(metadata: TableMetadata, snapshot_id: int | None) -> Snapshot:
+    wanted = metadata.current_snapshot_id if snapshot_id is None else snapshot_id
+    if wanted is None:
+        raise PuffinError(f"{metadata.path}: the table has no current snapshot (no data to "
+                          "compute statistics for)", code="stats.no-snapshot")
+    snapshot = metadata.snapshot(wanted)
+    if snapshot is None:
+        known = ", ".join(str(s.snapshot_id) for s in metadata.snapshots[-5:]) or "none"
+        raise PuffinError(f"{metadata.path}: no snapshot {wanted} (latest: {known})",
+                          code="stats.no-snapshot")
+    return snapshot
+
+
+def statistics_location(metadata: TableMetadata, table_dir: Path, file_name: str) -> str:
+    """How the table metadata should name a statistics file written to ``table_dir/metadata``:
+    under the table's ``location`` when that is this directory, else by its local path (a
+    copied or moved table, whose ``location`` names another place)."""
+    location = metadata.location.rstrip("/")
+    here = normalize_location(location)
+    if "://" not in here and os.path.realpath(here) == os.path.realpath(table_dir):
+        return f"{location}/{METADATA_DIR}/{file_name}"
+    return str((table_dir / METADATA_DIR / file_name).resolve())

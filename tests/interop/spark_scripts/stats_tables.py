@@ -1,0 +1,201 @@
+"""Tables for the ``puffin stats compute`` tests, built and checked by Iceberg Java (Spark 3.5).
+
+Runs with the PySpark 3.5 venv (tests/interop/sparkenv.py); never imports puffin_cli.
+
+    python stats_tables.py build OUT_DIR CONF_JSON
+        OUT_DIR/warehouse/db/<table>: every table below, each ending with Iceberg's own
+        ``compute_table_stats`` on its current snapshot (the reference statistics file,
+        registered in the table metadata). OUT_DIR/tables.json: per table, the current
+        snapshot, its live row count, and the statistics Iceberg registered.
+    python stats_tables.py bench OUT_DIR CONF_JSON ROWS
+        OUT_DIR/warehouse/db/bench: the benchmark table of benchmarks/bench_spark.py (format 3,
+        ROWS rows in 16 files, columns long, int, double, string, date, decimal; a DELETE of
+        about 1% of the rows writing deletion vectors), then Iceberg's ``compute_table_stats``;
+        OUT_DIR/bench.json: live rows, that call's wall time and Iceberg's NDVs.
+    python stats_tables.py stats CONF_JSON TABLE...
+        prints, per table, the statistics files Iceberg Java's ``Table.statisticsFiles()``
+        lists and, for each blob, its column and ``ndv`` property (JSON on stdout).
+
+Tables (all with nulls, repeated values, ``-0.0``, ``NaN``, empty strings, negative decimals):
+- ``types_v2``: format 2, merge-on-read DELETE (position delete files), a renamed column, a
+  column added after the first files were written (null in the older files).
+- ``types_v3``: format 3, DELETEs writing deletion vectors, partitioned, renamed column.
+- ``orc_v2``: like ``types_v2`` with ORC data files.
+- ``wide_v2``: 60,000 rows in several files, estimation mode (more than 4096 distinct values).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+COLUMNS = ("i INT, l BIGINT, d DOUBLE, f FLOAT, s STRING, dt DATE, dec DECIMAL(10,2), "
+           "big DECIMAL(30,4), ts TIMESTAMP, tsn TIMESTAMP_NTZ, b BOOLEAN, bin BINARY")
+
+
+def rows(start: int, count: int) -> str:
+    """Rows with nulls, repeats and the special values named in the module docstring."""
+    return f"""
+        SELECT
+          CASE WHEN id % 17 = 0 THEN NULL ELSE CAST(id % 301 - 150 AS INT) END AS i,
+          id * 7919 - 500000 AS l,
+          CASE WHEN id % 50 = 1 THEN CAST('NaN' AS DOUBLE) WHEN id % 50 = 2 THEN -0.0D
+               WHEN id % 50 = 3 THEN 0.0D ELSE (id % 997) / 3.0D END AS d,
+          CASE WHEN id % 40 = 5 THEN -0.0F ELSE CAST((id % 613) / 7.0 AS FLOAT) END AS f,
+          CASE WHEN id % 23 = 0 THEN '' WHEN id % 29 = 0 THEN NULL
+               ELSE concat('s', CAST(id % 1201 AS STRING), '-é') END AS s,
+          date_add(DATE'2023-12-25', CAST(id % 400 AS INT) - 200) AS dt,
+          CAST((id % 2003 - 1000) / 100.0 AS DECIMAL(10,2)) AS dec,
+          CAST((id % 1500 - 700) * 123456789.0123 AS DECIMAL(30,4)) AS big,
+          TIMESTAMP'2024-03-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, (id % 777) * 61.5)
+            AS ts,
+          CAST(TIMESTAMP'2001-01-01 00:00:00' + make_interval(0, 0, 0, 0, CAST(id % 500 AS INT),
+            0, 0) AS TIMESTAMP_NTZ) AS tsn,
+          CASE WHEN id % 31 = 0 THEN NULL ELSE id % 3 = 0 END AS b,
+          CASE WHEN id % 37 = 0 THEN X'' ELSE unhex(hex(id % 509)) END AS bin
+        FROM range({start}, {start + count})"""
+
+
+def _java_list(values: Any) -> list[Any]:
+    return list(values) if values is not None else []
+
+
+def statistics(spark: SparkSession, name: str) -> dict[str, Any]:
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
+        spark._jsparkSession, f"local.db.{name}")  # type: ignore[attr-defined]
+    current = table.currentSnapshot()
+    schema = table.schema()
+    stats = []
+    for sf in _java_list(table.statisticsFiles()):
+        blobs = []
+        for bm in _java_list(sf.blobMetadata()):
+            fields = [int(f) for f in _java_list(bm.fields())]
+            blobs.append({"type": bm.type(), "snapshot-id": int(bm.sourceSnapshotId()),
+                          "sequence-number": int(bm.sourceSnapshotSequenceNumber()),
+                          "fields": fields, "columns": [schema.findColumnName(f) for f in fields],
+                          "properties": dict(bm.properties())})
+        stats.append({"snapshot-id": int(sf.snapshotId()), "path": sf.path(),
+                      "file-size-in-bytes": int(sf.fileSizeInBytes()),
+                      "file-footer-size-in-bytes": int(sf.fileFooterSizeInBytes()),
+                      "blobs": blobs})
+    return {"current-snapshot-id": None if current is None else int(current.snapshotId()),
+            "statistics": stats}
+
+
+def create(spark: SparkSession, name: str, version: int, extra: str = "",
+           partitioned: str = "") -> str:
+    t = f"local.db.{name}"
+    spark.sql(f"CREATE TABLE {t} ({COLUMNS}) USING iceberg {partitioned} TBLPROPERTIES "
+              f"('format-version'='{version}', 'write.delete.mode'='merge-on-read', "
+              f"'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'{extra})")
+    return t
+
+
+def evolve(spark: SparkSession, t: str) -> None:
+    """Rename a column and add one: later files have it, earlier ones do not."""
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN s TO s_renamed")
+    spark.sql(f"ALTER TABLE {t} ADD COLUMN added BIGINT")
+
+
+def types_table(spark: SparkSession, name: str, version: int, extra: str = "") -> None:
+    t = create(spark, name, version, extra)
+    spark.sql(f"INSERT INTO {t} {rows(0, 2500)}")
+    spark.sql(f"INSERT INTO {t} {rows(2500, 1500)}")
+    spark.sql(f"DELETE FROM {t} WHERE l % 13 = 0")
+    evolve(spark, t)
+    spark.sql(f"INSERT INTO {t} SELECT *, CAST(i AS BIGINT) * 3 AS added "
+              f"FROM ({rows(4000, 700)})")
+    spark.sql(f"DELETE FROM {t} WHERE i = 7 OR s_renamed = 's5-é'")
+    spark.sql(f"CALL local.system.compute_table_stats(table => 'db.{name}')")
+
+
+def dv_table(spark: SparkSession) -> None:
+    t = create(spark, "types_v3", 3, partitioned="PARTITIONED BY (b)")
+    spark.sql(f"INSERT INTO {t} {rows(0, 3000)}")
+    spark.sql(f"INSERT INTO {t} {rows(3000, 1200)}")
+    spark.sql(f"DELETE FROM {t} WHERE l % 11 = 0")
+    evolve(spark, t)
+    spark.sql(f"INSERT INTO {t} SELECT *, CAST(i AS BIGINT) AS added FROM ({rows(4200, 500)})")
+    spark.sql(f"DELETE FROM {t} WHERE i < -100 OR dt = DATE'2024-01-01'")
+    spark.sql("CALL local.system.compute_table_stats(table => 'db.types_v3')")
+
+
+def wide_table(spark: SparkSession) -> None:
+    t = "local.db.wide_v2"
+    spark.sql(f"CREATE TABLE {t} (k BIGINT, h STRING, m INT) USING iceberg TBLPROPERTIES "
+              "('format-version'='2', 'write.delete.mode'='merge-on-read')")
+    for start in range(0, 60000, 15000):
+        spark.sql(f"INSERT INTO {t} SELECT id * 104729 % 1000003 AS k, "
+                  f"sha2(CAST(id AS STRING), 256) AS h, CAST(id % 5000 AS INT) AS m "
+                  f"FROM range({start}, {start + 15000})")
+    spark.sql(f"DELETE FROM {t} WHERE k % 9 = 0")
+    spark.sql("CALL local.system.compute_table_stats(table => 'db.wide_v2')")
+
+
+def session(conf: dict[str, str]) -> SparkSession:
+    builder = SparkSession.builder.appName("puffin-cli stats tables")
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def build(out: Path, conf: dict[str, str]) -> None:
+    spark = session(conf)
+    types_table(spark, "types_v2", 2)
+    dv_table(spark)
+    types_table(spark, "orc_v2", 2, ", 'write.format.default'='orc'")
+    wide_table(spark)
+    doc = {}
+    for name in ("types_v2", "types_v3", "orc_v2", "wide_v2"):
+        info = statistics(spark, name)
+        info["live-rows"] = int(spark.sql(f"SELECT count(*) FROM local.db.{name}").first()[0])
+        doc[name] = info
+    (out / "tables.json").write_text(json.dumps(doc, indent=2, sort_keys=True))
+    spark.stop()
+
+
+def bench(out: Path, conf: dict[str, str], rows: int) -> None:
+    import time
+
+    spark = session(conf)
+    t = "local.db.bench"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, n INT, x DOUBLE, s STRING, dt DATE, "
+              "amount DECIMAL(12,2)) USING iceberg TBLPROPERTIES ('format-version'='3', "
+              "'write.delete.mode'='merge-on-read')")
+    spark.sql(f"INSERT INTO {t} SELECT id, CAST(id % 1000003 AS INT) AS n, "
+              "(id % 2000000) * 0.25D AS x, concat('customer-', CAST(id % 5000000 AS STRING)) "
+              "AS s, date_add(DATE'2000-01-01', CAST(id % 10000 AS INT)) AS dt, "
+              "CAST((id % 777777) / 100.0 AS DECIMAL(12,2)) AS amount "
+              f"FROM range(0, {rows}, 1, 16)")
+    spark.sql(f"DELETE FROM {t} WHERE id % 97 = 5 OR (id BETWEEN 1000 AND 50999)")
+    started = time.monotonic()
+    spark.sql("CALL local.system.compute_table_stats(table => 'db.bench')")
+    seconds = time.monotonic() - started
+    info = statistics(spark, "bench")
+    info["live-rows"] = int(spark.sql(f"SELECT count(*) FROM {t}").first()[0])
+    info["compute-table-stats-seconds"] = seconds
+    (out / "bench.json").write_text(json.dumps(info, indent=2, sort_keys=True))
+    spark.stop()
+
+
+def main() -> None:
+    if sys.argv[1] == "bench":
+        bench(Path(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4]))
+        return
+    if sys.argv[1] == "build":
+        build(Path(sys.argv[2]), json.loads(sys.argv[3]))
+        return
+    spark = session(json.loads(sys.argv[2]))
+    print(json.dumps({name: statistics(spark, name) for name in sys.argv[3:]}))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,349 @@
+"""``puffin stats compute`` against Iceberg Java's own ``compute_table_stats``.
+
+The tables are built once (and cached) by Spark 3.5 + Iceberg 1.10.2
+(tests/interop/spark_scripts/stats_tables.py), each ending with Iceberg's statistics of its
+current snapshot. puffin-cli's pipeline runs on PySpark 4.3 in this process (one session for
+the whole test run) and must give the same NDVs and, in exact mode, the same sketch bytes.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import random
+import shutil
+import struct
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from interop.javaenv import cache_lock
+from interop.sparkenv import spark_env
+
+from puffin_cli.analysis.table_metadata import current_metadata_file, load_metadata
+from puffin_cli.blobs.iceberg_values import IcebergType
+from puffin_cli.blobs.theta import hash_iceberg_values, hash_values, read_header
+from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.reader import PuffinReader
+from puffin_cli.spark.expressions import NEGATIVE_ZERO_DOUBLE, sketch_input
+from puffin_cli.spark.stats import StatsResult, compute_table_stats
+
+SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "stats_tables.py"
+_DONE = ".complete"
+
+
+@pytest.fixture(scope="session")
+def stats_tables() -> Path:
+    """OUT_DIR with warehouse/db/<table> and tables.json (Iceberg's own view)."""
+    env = spark_env()
+    key = hashlib.sha256(SCRIPT.read_bytes()).hexdigest()[:16]
+    out = env.java.cache_dir / "stats-tables" / key
+    with cache_lock(env.java.cache_dir):
+        if not (out / _DONE).is_file():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir(parents=True)
+            env.run(SCRIPT, "build", str(out), json.dumps(env.session_conf(out / "warehouse")))
+            (out / _DONE).write_text(key + "\n")
+    return out
+
+
+@pytest.fixture(scope="session")
+def spark() -> Any:
+    from puffin_cli.spark.session import get_session
+
+    return get_session("local[2]")
+
+
+def copy_table(stats_tables: Path, name: str, tmp_path: Path) -> Path:
+    """A private copy (the pipeline writes into the table's metadata directory)."""
+    target = tmp_path / "warehouse" / "db" / name
+    shutil.copytree(stats_tables / "warehouse" / "db" / name, target)
+    return target
+
+
+def iceberg_statistics(table: Path) -> tuple[Any, dict[int, tuple[Any, bytes]]]:
+    """Iceberg's statistics file for the current snapshot: (entry, field id -> (blob, bytes))."""
+    metadata = load_metadata(current_metadata_file(table))
+    entry = next(s for s in metadata.statistics if s.snapshot_id == metadata.current_snapshot_id)
+    local = table / "metadata" / Path(entry.path).name
+    return entry, read_blobs(local)
+
+
+def read_blobs(path: Path | str) -> dict[int, tuple[Any, bytes]]:
+    with PuffinReader(path) as reader:
+        return {blob.fields[0]: (blob, reader.read_blob(blob)) for blob in reader.metadata.blobs}
+
+
+def run(table: Path, spark: Any, **options: Any) -> StatsResult:
+    return compute_table_stats(table, master="local[2]", **options)
+
+
+@pytest.mark.parametrize("name", ["types_v2", "types_v3"])
+def test_sketch_bytes_equal_icebergs(name: str, stats_tables: Path, spark: Any,
+                                     tmp_path: Path) -> None:
+    """Exact mode (and one column in estimation mode), every supported type, deletes (v2
+    position delete files / v3 deletion vectors), a renamed column and a column older files
+    lack: identical sketches."""
+    table = copy_table(stats_tables, name, tmp_path)
+    expected = json.loads((stats_tables / "tables.json").read_text())[name]
+    _, iceberg = iceberg_statistics(table)
+    result = run(table, spark)
+    assert result.rows_read == expected["live-rows"]
+    assert result.snapshot_id == expected["current-snapshot-id"]
+    if name == "types_v2":
+        assert (result.position_delete_files, result.deletion_vectors) == (6, 0)
+    else:
+        assert (result.position_delete_files, result.deletion_vectors) == (0, 9)
+    names = [c.name for c in result.columns]
+    assert names == ["i", "l", "d", "f", "s_renamed", "dt", "dec", "big", "ts", "tsn", "b",
+                     "bin", "added"]
+    ours = read_blobs(result.statistics_path)
+    assert sorted(ours) == sorted(iceberg)
+    for column in result.columns:
+        blob, data = ours[column.field_id]
+        ice_blob, ice_data = iceberg[column.field_id]
+        assert data == ice_data, column.name
+        assert blob.properties == ice_blob.properties == {"ndv": str(column.ndv)}
+        assert (blob.type, blob.snapshot_id, blob.sequence_number, blob.compression_codec) == \
+            (ice_blob.type, ice_blob.snapshot_id, ice_blob.sequence_number, "zstd")
+        # l has 4,370 distinct values in types_v2: estimation mode, still identical.
+        assert column.exact == (name == "types_v3" or column.name != "l"), column.name
+    with PuffinReader(result.statistics_path) as reader:
+        assert reader.metadata.properties == {"created-by": reader.metadata.properties[
+            "created-by"]}
+        assert reader.metadata.properties["created-by"].startswith("puffin-cli ")
+        assert [b.fields[0] for b in reader.metadata.blobs] == [c.field_id
+                                                                for c in result.columns]
+    assert Path(result.statistics_path).parent == table / "metadata"
+    assert Path(result.statistics_path).name.startswith(f"{result.snapshot_id}-")
+
+
+def test_estimation_mode(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
+    """More than 4096 distinct values. Where every Spark task of Iceberg's job kept its Alpha
+    theta above the column's 4097th smallest hash, the sketches are identical (k, h); where
+    one did not (m: 5,000 distinct values in each of 4 files), Iceberg's sketch is ours cut
+    at Iceberg's lower theta: the same hashes below it, fewer of them, another estimate."""
+    table = copy_table(stats_tables, "wide_v2", tmp_path)
+    _, iceberg = iceberg_statistics(table)
+    result = run(table, spark)
+    ours = read_blobs(result.statistics_path)
+    by_name = {c.name: c for c in result.columns}
+    for name in ("k", "h"):
+        column = by_name[name]
+        assert not column.exact and column.retained == 4096
+        assert ours[column.field_id][1] == iceberg[column.field_id][1], name
+    m = by_name["m"]
+    ours_m, ice_m = ours[m.field_id][1], iceberg[m.field_id][1]
+    our_hashes = np.frombuffer(ours_m, "<u8", offset=24)
+    ice_header = read_header(ice_m)
+    ice_hashes = np.frombuffer(ice_m, "<u8", offset=24)
+    assert m.retained == 4096 and ice_header.retained is not None
+    assert ice_header.theta_long < m.theta_long and ice_header.retained < 4096
+    assert np.array_equal(ice_hashes, our_hashes[our_hashes < ice_header.theta_long])
+    assert (m.ndv, int(iceberg[m.field_id][0].properties["ndv"])) == (4999, 5009)
+
+
+def test_columns_and_snapshot_options(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
+    table = copy_table(stats_tables, "types_v2", tmp_path)
+    metadata = load_metadata(current_metadata_file(table))
+    first = metadata.snapshots[0]
+    # The old name of a renamed column finds it in the older snapshot's schema.
+    result = run(table, spark, columns=["s", "l"], snapshot_id=first.snapshot_id)
+    assert [(c.name, c.field_id) for c in result.columns] == [("s", 5), ("l", 2)]
+    assert result.snapshot_id == first.snapshot_id
+    assert result.rows_read == 2500 and result.data_files == 2
+    blobs = read_blobs(result.statistics_path)
+    assert {b.sequence_number for b, _ in blobs.values()} == {first.sequence_number}
+    # The current name works for the old snapshot too (same field ID).
+    again = run(table, spark, columns=["s_renamed"], snapshot_id=first.snapshot_id)
+    # The generator's s for ids 0..2499 (its first INSERT): '' every 23rd, NULL every 29th.
+    distinct = {f"s{i % 1201}-é" for i in range(2500) if i % 23 and i % 29}
+    assert [(c.name, c.field_id, c.ndv) for c in again.columns] == [("s", 5, len(distinct))]
+
+
+def test_orc_data_files(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
+    """ORC columns are matched by their iceberg.id attribute: the first snapshot of orc_v2
+    (before any delete or rename) gives exactly the sketches of the same rows in Parquet
+    (types_v2), which equal Iceberg's own above. Deletes on ORC files are refused."""
+    orc = copy_table(stats_tables, "orc_v2", tmp_path)
+    parquet = copy_table(stats_tables, "types_v2", tmp_path)
+    first = {t: load_metadata(current_metadata_file(t)).snapshots[0].snapshot_id
+             for t in (orc, parquet)}
+    ours = run(orc, spark, snapshot_id=first[orc])
+    reference = run(parquet, spark, snapshot_id=first[parquet])
+    assert ours.rows_read == reference.rows_read == 2500
+    orc_blobs, parquet_blobs = read_blobs(ours.statistics_path), \
+        read_blobs(reference.statistics_path)
+    assert sorted(orc_blobs) == list(range(1, 13))
+    for field_id, (blob, data) in orc_blobs.items():
+        assert data == parquet_blobs[field_id][1], field_id
+        assert blob.properties == parquet_blobs[field_id][0].properties
+    with pytest.raises(PuffinError) as caught:
+        run(orc, spark)
+    assert caught.value.code == "stats.orc-deletes"
+    assert str(caught.value).endswith(": position deletes apply to this ORC data file, and "
+                                      "Spark's ORC reader has no row index to apply them with "
+                                      "(supported for Parquet data files)")
+
+
+def test_unknown_column_and_snapshot(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
+    table = copy_table(stats_tables, "types_v3", tmp_path)
+    metadata = load_metadata(current_metadata_file(table))
+    with pytest.raises(PuffinError) as caught:
+        run(table, spark, columns=["nope"])
+    assert caught.value.code == "stats.column"
+    assert str(caught.value) == (
+        f"--columns: no top-level column 'nope' in schema 2 of snapshot "
+        f"{metadata.current_snapshot_id} (columns: i, l, d, f, s_renamed, dt, dec, big, ts, "
+        "tsn, b, bin, added)")
+    with pytest.raises(PuffinError) as caught:
+        run(table, spark, snapshot_id=42)
+    assert caught.value.code == "stats.no-snapshot"
+    assert str(caught.value).startswith(f"{metadata.path}: no snapshot 42 (latest: ")
+
+
+def test_commit_is_seen_by_iceberg_java(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
+    """After --commit, Iceberg Java loads the table and lists our statistics file (replacing
+    its own for that snapshot) with our NDVs."""
+    table = copy_table(stats_tables, "types_v3", tmp_path)
+    before = load_metadata(current_metadata_file(table))
+    result = run(table, spark, commit=True)
+    assert result.committed_version is not None
+    after = load_metadata(current_metadata_file(table))
+    assert Path(after.path).name == f"v{result.committed_version}.metadata.json"
+    assert [s.snapshot_id for s in after.statistics].count(result.snapshot_id) == 1
+    assert len(after.statistics) == len(before.statistics)
+    env = spark_env()
+    warehouse = tmp_path / "warehouse"
+    seen = json.loads(env.run(SCRIPT, "stats", json.dumps(env.session_conf(warehouse)),
+                              "types_v3"))["types_v3"]
+    current = [s for s in seen["statistics"] if s["snapshot-id"] == result.snapshot_id]
+    assert len(current) == 1
+    stats = current[0]
+    assert stats["path"] == result.statistics_location
+    assert (stats["file-size-in-bytes"], stats["file-footer-size-in-bytes"]) == \
+        (result.file_size, result.footer_size)
+    java_ndv = {b["columns"][0]: b["properties"]["ndv"] for b in stats["blobs"]}
+    assert java_ndv == {c.name: str(c.ndv) for c in result.columns}
+
+
+def test_cli_json(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
+    from puffin_cli.cli.main import cli
+
+    table = copy_table(stats_tables, "types_v3", tmp_path)
+    outcome = CliRunner().invoke(cli, ["stats", "compute", str(table), "--columns", "l,b",
+                                       "--master", "local[2]", "--json", "-q"])
+    assert outcome.exit_code == 0, outcome.output
+    doc = json.loads(outcome.output)
+    assert [(c["name"], c["ndv"], c["exact"]) for c in doc["columns"]] == [("l", 3615, True),
+                                                                          ("b", 2, True)]
+    assert doc["rows-read"] == 3615 and doc["deletion-vectors"] == 9
+    assert doc["committed-version"] is None
+    assert Path(doc["statistics-path"]).is_file()
+
+
+def test_cli_human_summary(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
+    from puffin_cli.cli.main import cli
+
+    table = copy_table(stats_tables, "types_v2", tmp_path)
+    outcome = CliRunner().invoke(cli, ["stats", "compute", str(table), "--columns", "i",
+                                       "--commit"])
+    assert outcome.exit_code == 0, outcome.output
+    lines = outcome.output.splitlines()
+    assert lines[0].endswith("4,376 live rows from 6 data files, deletes: 6 position delete "
+                             "files")
+    assert lines[3].split() == ["i", "1", "int", "300", "exact"]
+    assert lines[-1].startswith("committed as v10.metadata.json (statistics for snapshot ")
+
+
+# --- the projected inputs hash as Iceberg serializes (Spark 4.3 theta_sketch_agg) -------------
+
+def _values() -> dict[str, tuple[Any, list[Any]]]:
+    from pyspark.sql import types as T
+
+    rnd = random.Random(11)
+    utc = datetime.timezone.utc
+    return {
+        "int": (T.IntegerType(), [rnd.randint(-2**31, 2**31 - 1) for _ in range(200)]
+                + [0, -1, 2**31 - 1, -2**31, None]),
+        "long": (T.LongType(), [rnd.randint(-2**63, 2**63 - 1) for _ in range(200)] + [None]),
+        "double": (T.DoubleType(), [rnd.uniform(-1e9, 1e9) for _ in range(200)]
+                   + [0.0, -0.0, float("nan"), float("-inf"), None]),
+        "float": (T.FloatType(), [struct.unpack("<f", struct.pack("<f", rnd.uniform(-9, 9)))[0]
+                                  for _ in range(200)] + [0.0, -0.0, float("nan"), None]),
+        "string": (T.StringType(), [f"v{i}é" for i in range(200)] + ["", None]),
+        "binary": (T.BinaryType(), [bytes([i % 256, i // 7]) for i in range(200)]
+                   + [b"", None]),
+        "boolean": (T.BooleanType(), [True, False, None]),
+        "date": (T.DateType(), [datetime.date(1970, 1, 1)
+                                + datetime.timedelta(days=rnd.randint(-10**5, 10**5))
+                                for _ in range(200)] + [None]),
+        "timestamptz": (T.TimestampType(), [
+            datetime.datetime(2020, 1, 1, tzinfo=utc)
+            + datetime.timedelta(microseconds=rnd.randint(-10**15, 10**15))
+            for _ in range(200)] + [None]),
+        "timestamp": (T.TimestampNTZType(), [
+            datetime.datetime(2020, 1, 1)
+            + datetime.timedelta(microseconds=rnd.randint(-10**15, 10**15))
+            for _ in range(200)] + [None]),
+        "decimal(10,2)": (T.DecimalType(10, 2), [Decimal(rnd.randint(-10**10 + 1, 10**10 - 1))
+                                                 .scaleb(-2) for _ in range(200)]
+                          + [Decimal(v) for v in ("0.00", "-0.01", "1.27", "1.28", "-1.28",
+                                                  "-1.29")] + [None]),
+        "decimal(18,0)": (T.DecimalType(18, 0), [Decimal(v) for v in (
+            127, 128, -128, -129, 32767, 32768, -32768, -32769, 10**17, -(10**17))]
+            + [Decimal(rnd.randint(-10**18 + 1, 10**18 - 1)) for _ in range(100)]),
+        "decimal(38,18)": (T.DecimalType(38, 18), [
+            Decimal(rnd.randint(-10**k, 10**k)).scaleb(-18) for k in range(1, 38)
+            for _ in range(4)] + [Decimal("1E-18"), Decimal("-1E-18"), Decimal(0), None]),
+        "uuid": (T.BinaryType(), [rnd.randbytes(16) for _ in range(50)] + [None]),
+    }
+
+
+def _plain(type_name: str, value: Any) -> Any:
+    if type_name == "date":
+        return (value - datetime.date(1970, 1, 1)).days
+    if type_name == "timestamptz":
+        epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+        return (value - epoch) // datetime.timedelta(microseconds=1)
+    if type_name == "timestamp":
+        return (value - datetime.datetime(1970, 1, 1)) // datetime.timedelta(microseconds=1)
+    return value
+
+
+def test_projected_inputs_hash_like_iceberg(spark: Any) -> None:
+    import uuid
+
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    for type_name, (spark_type, values) in _values().items():
+        iceberg_type = IcebergType.parse(type_name)
+        frame = spark.createDataFrame([(v,) for v in values],
+                                      T.StructType([T.StructField("c", spark_type)]))
+        for as_string in ((False, True) if type_name == "uuid" else (False,)):
+            spec = sketch_input("c", iceberg_type, uuid_as_string=as_string)
+            projected = [F.expr(spec.projection).alias("x")]
+            aggregates = [F.expr("theta_sketch_agg(x, 12)").alias("s")]
+            if spec.negative_zero is not None:
+                projected.append(F.expr(f"CAST({spec.negative_zero} AS INT)").alias("z"))
+                aggregates.append(F.max("z").alias("z"))
+            row = frame.select(*projected).agg(*aggregates).collect()[0]
+            import datasketches
+
+            got = {int(h) for h in datasketches.compact_theta_sketch.deserialize(bytes(row["s"]))}
+            if spec.negative_zero is not None and row["z"]:
+                got |= {int(h) for h in hash_values([NEGATIVE_ZERO_DOUBLE])}
+            present = [_plain(type_name, v) for v in values if v is not None]
+            if type_name == "uuid":
+                present = [uuid.UUID(bytes=v) for v in present]
+                if as_string:
+                    expected = {int(h) for h in hash_values(str(u).encode() for u in present)}
+                    assert got == expected, "uuid as string"
+                    continue
+            expected = {int(h) for h in hash_iceberg_values(iceberg_type, present)}
+            assert got == expected, type_name
