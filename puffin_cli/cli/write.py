@@ -41,16 +41,20 @@ Examples:
   # a deletion vector (positions and ranges), and a second one from a file
   puffin write dvs.puffin --dv s3://b/t/data/f1.parquet --positions 0,2,4,10-20 \\
                           --dv s3://b/t/data/f2.parquet --positions-file f2.txt
+
 \b
   # NDV sketches of every column of a table's data files (field IDs from the
   # Parquet schema), for snapshot 42
   puffin write stats.puffin --from-parquet 'data/*.parquet' --snapshot-id 42
+
 \b
   # one sketch from a file of values, one value per line
   puffin write stats.puffin --theta 3 --type 'decimal(10,2)' --values-file prices.txt
+
 \b
   # everything from a spec (see docs/write.md), plus a blob copied as stored
   puffin write out.puffin --spec spec.json --copy-blob old.puffin:2 --force
+
 \b
   A spec is JSON:
   {"properties": {"k": "v"},
