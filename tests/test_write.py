@@ -1,8 +1,9 @@
 """The write path (puffin_cli.analysis.build): specs, Parquet columns, DVs, copies, samples.
 
-Sketch contents are checked against an independent reference: each value serialized with
-``struct`` as Iceberg's Appendix D says, hashed with ``mmh3`` as NOTES.md says, and the 4096
-smallest distinct hashes kept (theta = the 4097th).
+Sketch contents are checked against independent references: each value serialized with
+``struct`` as Iceberg's Appendix D says, hashed with ``mmh3`` as NOTES.md says, then either the
+4096 smallest distinct hashes kept (theta = the 4097th), or, where the two differ, Iceberg's
+one-task Alpha sketch and union replayed value by value in plain Python.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import datetime as dt
 import decimal
 import json
 import os
+import random
 import struct
 import subprocess
 import sys
@@ -52,6 +54,24 @@ def reference_sketch(serialized: list[bytes]) -> tuple[int, list[int]]:
     if len(hashes) > 4096:
         return hashes[4096], hashes[:4096]
     return MAX_THETA, hashes
+
+
+def reference_alpha_sketch(serialized: list[bytes], k: int = 4096) -> tuple[int, list[int]]:
+    """(theta_long, retained hashes) of Iceberg's sketch of these bytes read as one Spark task
+    in this order: an Alpha update sketch (each distinct hash accepted below theta after the
+    first k lowers theta by k/(k+1)), then a union that keeps at most k hashes."""
+    theta, seen = MAX_THETA, set()
+    for value in serialized:
+        h = mmh3.hash64(value, seed=9001, signed=False)[0] >> 1 if value else None
+        if h is None or h in seen or h >= theta:
+            continue
+        if len(seen) >= k:
+            theta = int(theta * (k / (k + 1.0)))
+        seen.add(h)
+    retained = sorted(h for h in seen if h < theta)
+    if len(retained) > k:
+        return retained[k], retained[:k]
+    return theta, retained
 
 
 def sketch_of(data: bytes) -> tuple[int, list[int]]:
@@ -369,6 +389,26 @@ def test_parquet_many_files_batches_and_estimation_mode(tmp_path: Path,
     assert (theta, hashes) == reference_sketch([struct.pack("<q", x) for x in everything])
     assert sketch_of(v_data) == reference_sketch([struct.pack("<i", x) for x in range(300)])
     assert [b.ndv for b in summary.blobs] == [int(4096 * (2**63 / theta)), 300]
+
+
+def test_parquet_sketch_is_icebergs_one_task_alpha_sketch(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # Random longs for which Iceberg's Alpha sketch keeps fewer than 4096 hashes, so the
+    # "4096 smallest" sketch differs: the files, read in order, must give Iceberg's.
+    monkeypatch.setattr(build, "PARQUET_BATCH_ROWS", 1000)
+    rng = random.Random(1)  # keeps 4,087 hashes
+    values = [rng.randrange(-(2**63), 2**63) for _ in range(21000)]
+    schema = pa.schema([_field("id", pa.int64(), 1)])
+    for i in range(3):
+        pq.write_table(pa.table([pa.array(values[i * 7000:(i + 1) * 7000], pa.int64())],
+                                schema=schema), tmp_path / f"part-{i}.parquet")
+    out = tmp_path / "out.puffin"
+    write_plan(WritePlan(tuple(parquet_theta_blobs(
+        build.expand_paths(["part-*.parquet"], str(tmp_path))))), str(out))
+    serialized = [struct.pack("<q", x) for x in values]
+    expected = reference_alpha_sketch(serialized)
+    assert expected != reference_sketch(serialized)
+    assert sketch_of(blobs_of(out)[0][1]) == expected
 
 
 def test_parquet_schema_evolution_by_field_id(tmp_path: Path) -> None:

@@ -881,20 +881,21 @@ def _parquet_batches(path: str, source: ThetaFromParquet) -> Iterator[pa.Array]:
 
 
 def theta_from_parquet(source: ThetaFromParquet) -> CompactTheta:
-    """The sketch of one column over every file: hashed batch by batch into a Theta union, so
-    memory stays bounded. The result (the 4096 smallest distinct hashes, theta the 4097th) does
-    not depend on how Spark would split the files; it is Iceberg's whenever Iceberg's own
-    result does not either (see :mod:`puffin_cli.blobs.theta`)."""
-    from puffin_cli.blobs.theta import ThetaAccumulator, hash_matrix
+    """The sketch of one column over every file, as Iceberg builds it when it reads these files
+    as one Spark task in this order (a table whose data fits one split): an Alpha sketch fed
+    row by row, then the union's trim. Hashed batch by batch, so memory stays bounded."""
+    from puffin_cli.blobs.theta import AlphaSketch, ThetaAccumulator, hash_matrix
 
-    union = ThetaAccumulator()
+    sketch = AlphaSketch()
     for path in source.files:
         for chunk in _parquet_batches(path, source):
             values = _arrow_values(chunk, source.iceberg_type, source.uuid_as_string)
             if getattr(values, "ndim", 1) == 2:
-                union.update(hash_matrix(values))
+                sketch.update(hash_matrix(values))
             else:
-                union.update(_theta_hashes(source.iceberg_type, values, source.uuid_as_string))
+                sketch.update(_theta_hashes(source.iceberg_type, values, source.uuid_as_string))
+    union = ThetaAccumulator()
+    union.add(sketch.result())
     return union.result()
 
 

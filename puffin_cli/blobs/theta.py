@@ -277,36 +277,64 @@ def serialize_compact(theta_long: int, hashes: UInt64Array, *, empty: bool = Fal
     return head + np.ascontiguousarray(hashes, dtype="<u8").tobytes()
 
 
-def alpha_sketch(hashes: npt.ArrayLike, nominal_entries: int = NOMINAL_ENTRIES) -> CompactTheta:
-    """The compact sketch of an Alpha-family update sketch fed ``hashes`` in this order.
+class AlphaSketch:
+    """An Alpha-family update sketch fed hashes in order, chunk by chunk, in bounded memory.
 
-    This is what one Spark partition of Iceberg's ``ThetaSketchAgg`` produces (before the
-    union): theta starts at 2^63-1; once more than ``nominal_entries`` distinct hashes were
-    accepted, each further accepted hash (one below the current theta, not seen before)
-    multiplies theta by ``k / (k + 1)`` (in double precision, truncated to a long, as Java
-    does). The retained hashes are all distinct hashes below the final theta, so the result
-    may hold more than ``nominal_entries`` hashes.
+    This is what one Spark partition of Iceberg's ``ThetaSketchAgg`` builds (before the union):
+    theta starts at 2^63-1; once more than ``nominal_entries`` distinct hashes were accepted,
+    each further accepted hash (one below the current theta, not seen before) multiplies theta
+    by ``k / (k + 1)`` (in double precision, truncated to a long, as Java does). The retained
+    hashes are all distinct hashes below the final theta, so the result may hold more than
+    ``nominal_entries`` hashes. Theta never rises, so a hash at or above it is rejected now and
+    later: only the distinct hashes below theta are kept, and the result does not depend on how
+    the stream was cut into chunks.
     """
-    import numpy as np
 
-    stream = np.asarray(hashes, dtype=np.uint64)
-    stream = stream[stream != 0]  # DataSketches rejects a zero hash
-    if stream.size == 0:
-        return CompactTheta(MAX_THETA, np.zeros(0, dtype=np.uint64), empty=True)
-    distinct, first_seen = np.unique(stream, return_index=True)
-    theta = MAX_THETA
-    if distinct.size > nominal_entries:
-        # Only first occurrences can be accepted; theta never rises, so a hash at or above the
-        # current theta is rejected now and later: filter in blocks, then walk the survivors.
-        arrivals = stream[np.sort(first_seen)][nominal_entries:]
-        alpha = nominal_entries / (nominal_entries + 1.0)
-        block = 4 * nominal_entries
-        for start in range(0, arrivals.size, block):
-            chunk = arrivals[start:start + block]
+    def __init__(self, nominal_entries: int = NOMINAL_ENTRIES) -> None:
+        import numpy as np
+
+        self.nominal_entries = nominal_entries
+        self.theta_long = MAX_THETA
+        self._retained: UInt64Array = np.zeros(0, dtype=np.uint64)  # sorted, below theta
+        self._free = nominal_entries  # distinct hashes still accepted without lowering theta
+        self._empty = True
+
+    def update(self, hashes: npt.ArrayLike) -> None:
+        import numpy as np
+
+        stream = np.asarray(hashes, dtype=np.uint64)
+        stream = stream[stream != 0]  # DataSketches rejects a zero hash
+        if stream.size == 0:
+            return
+        self._empty = False
+        _, first_seen = np.unique(stream, return_index=True)
+        arrivals = stream[np.sort(first_seen)]  # distinct, in order of first arrival
+        arrivals = arrivals[arrivals < np.uint64(self.theta_long)]
+        arrivals = arrivals[~np.isin(arrivals, self._retained, assume_unique=True)]
+        free = min(self._free, arrivals.size)
+        self._free -= free
+        theta = self.theta_long
+        alpha = self.nominal_entries / (self.nominal_entries + 1.0)
+        block = 4 * self.nominal_entries
+        rest = arrivals[free:]
+        for start in range(0, rest.size, block):
+            chunk = rest[start:start + block]
             for value in chunk[chunk < np.uint64(theta)].tolist():
                 if value < theta:
                     theta = int(theta * alpha)
-    return CompactTheta(theta, distinct[distinct < np.uint64(theta)])
+        self.theta_long = theta
+        merged = np.union1d(self._retained, arrivals)
+        self._retained = merged[merged < np.uint64(theta)]
+
+    def result(self) -> CompactTheta:
+        return CompactTheta(self.theta_long, self._retained, empty=self._empty)
+
+
+def alpha_sketch(hashes: npt.ArrayLike, nominal_entries: int = NOMINAL_ENTRIES) -> CompactTheta:
+    """The compact sketch of an Alpha-family update sketch fed ``hashes`` in this order."""
+    sketch = AlphaSketch(nominal_entries)
+    sketch.update(hashes)
+    return sketch.result()
 
 
 class ThetaAccumulator:
