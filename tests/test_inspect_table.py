@@ -10,27 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 from tables.corrupt import local
 from tables.fixtures import TABLES, spark_tables  # noqa: F401  (session fixture)
+from test_cli_inspect import inspect_json, run
 
 from puffin_cli.analysis import table_metadata
 from puffin_cli.analysis.fields import FieldNames
 from puffin_cli.analysis.table_metadata import current_metadata_file
-from puffin_cli.cli.main import cli, main
+from puffin_cli.cli.main import main
 from puffin_cli.format.spec import ROW_POSITION_FIELD_ID, THETA_BLOB_TYPE
 from puffin_cli.format.writer import PuffinWriter
-
-
-def run(*args: str) -> Result:
-    return CliRunner().invoke(cli, ["inspect", *args])
-
-
-def inspect_json(*args: str) -> dict[str, Any]:
-    result = run("--json", *args)
-    assert result.exit_code == 0, result.output
-    document: dict[str, Any] = json.loads(result.stdout)
-    return document
 
 
 def _oracle(tables: Path, name: str) -> dict[str, Any]:

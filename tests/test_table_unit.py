@@ -21,7 +21,6 @@ from puffin_cli.analysis.table import analyze_path
 from puffin_cli.analysis.table_metadata import (
     PathMapper,
     current_metadata_file,
-    parse_relocate,
 )
 from puffin_cli.blobs.deletion_vector import encode_deletion_vector
 from puffin_cli.cli.main import cli
@@ -120,9 +119,6 @@ def test_path_mapper_and_relocate_option() -> None:
     assert mapper.local("/elsewhere/f") == "/elsewhere/f"
     with pytest.raises(PuffinError, match=r"gs://x/y: gs:// location outside the table's "):
         mapper.local("gs://x/y")
-    assert parse_relocate("s3://a=/b") == ("s3://a", "/b")
-    with pytest.raises(PuffinError, match=r"--relocate 'nope': expected FROM=TO"):
-        parse_relocate("nope")
 
 
 def test_v1_inline_manifests(tmp_path: Path) -> None:
@@ -232,3 +228,15 @@ def test_builder_without_snapshots(tmp_path: Path) -> None:
     TableBuilder(tmp_path / "empty").finish()
     (report,) = analyze_path(tmp_path / "empty").tables
     assert report.snapshots == () and report.current_snapshot_id is None
+
+
+@pytest.mark.parametrize("command", [["table"], ["stats", "compute"]])
+def test_bad_relocate_is_a_usage_error(command: list[str], tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from puffin_cli.cli.main import cli
+
+    result = CliRunner().invoke(cli, [*command, "--relocate", "nope", str(tmp_path)])
+    assert result.exit_code == 2
+    assert ("Invalid value for '--relocate': 'nope': expected FROM=TO (e.g. "
+            "s3://bucket/warehouse=/data/warehouse)") in result.output

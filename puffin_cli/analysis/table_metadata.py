@@ -146,15 +146,6 @@ class PathMapper:
         return text
 
 
-def parse_relocate(spec: str) -> tuple[str, str]:
-    """``FROM=TO`` as a pair; an error naming the option otherwise."""
-    source, sep, target = spec.partition("=")
-    if not sep or not source or not target:
-        raise PuffinError(f"--relocate {spec!r}: expected FROM=TO (e.g. "
-                          "s3://bucket/warehouse=/data/warehouse)", code="table.relocate")
-    return source, target
-
-
 # --- discovery --------------------------------------------------------------------------------
 
 

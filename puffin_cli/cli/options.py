@@ -47,3 +47,23 @@ def path_option(func: F) -> F:
     """``--path FILE``, the Java puffin-tools spelling; the file may also be positional."""
     return click.option("--path", "path_options", multiple=True, metavar="FILE",
                         help="A file to read (same as giving it as an argument).")(func)
+
+
+def _relocations(ctx: click.Context, param: click.Parameter,
+                 value: tuple[str, ...]) -> list[tuple[str, str]]:
+    rules = []
+    for spec in value:
+        source, sep, target = spec.partition("=")
+        if not sep or not source or not target:
+            raise click.BadParameter(f"{spec!r}: expected FROM=TO (e.g. "
+                                     "s3://bucket/warehouse=/data/warehouse)", ctx, param)
+        rules.append((source, target))
+    return rules
+
+
+def relocate_option(func: F) -> F:
+    """``--relocate FROM=TO`` (repeatable), parsed into (FROM, TO) pairs."""
+    return click.option("--relocate", multiple=True, metavar="FROM=TO", callback=_relocations,
+                        help="Read locations starting with FROM under the local directory TO "
+                             "(repeatable). The table's own location is mapped automatically "
+                             "when the table was moved.")(func)

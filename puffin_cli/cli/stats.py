@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from puffin_cli.cli.options import json_option
+from puffin_cli.cli.options import json_option, relocate_option
 
 
 @click.group("stats", context_settings={"help_option_names": ["-h", "--help"]})
@@ -66,15 +66,13 @@ class _Display:
 @click.option("--uuid-as-string", is_flag=True,
               help="Hash uuid values as their text, as Iceberg's Spark procedure does, "
                    "instead of the spec's 16 bytes.")
-@click.option("--relocate", multiple=True, metavar="FROM=TO",
-              help="Read locations starting with FROM under the local directory TO "
-                   "(repeatable).")
+@relocate_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 @json_option
 @click.pass_context
 def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: int | None,
-            commit: bool, master: str | None, uuid_as_string: bool, relocate: tuple[str, ...],
-            quiet: bool, as_json: bool) -> None:
+            commit: bool, master: str | None, uuid_as_string: bool,
+            relocate: list[tuple[str, str]], quiet: bool, as_json: bool) -> None:
     """Compute Theta-sketch NDV statistics of TABLE, as Iceberg's compute_table_stats does.
 
     TABLE is a table directory or a *.metadata.json file. Reads the snapshot's live rows
@@ -89,15 +87,13 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
       puffin stats compute warehouse/db/orders --columns id,customer --commit
       puffin stats compute warehouse/db/orders --master spark://host:7077 --json
     """
-    from puffin_cli.analysis.table_metadata import parse_relocate
     from puffin_cli.render.stats import render, stats_lines
     from puffin_cli.spark.stats import compute_table_stats
 
     debug = bool((ctx.find_root().obj or {}).get("debug"))
-    rules = [parse_relocate(spec) for spec in relocate]
     with _Display(not quiet) as display:
         result = compute_table_stats(
             table, columns=_columns(columns), snapshot_id=snapshot_id, master=master,
-            uuid_as_string=uuid_as_string, commit=commit, relocate=rules,
+            uuid_as_string=uuid_as_string, commit=commit, relocate=relocate,
             quiet_spark=not debug, on_phase=display.phase, progress=display.tasks)
     render(result, stats_lines(result), sys.stdout, as_json=as_json)

@@ -7,7 +7,7 @@ import sys
 import click
 
 from puffin_cli.cli.main import EXIT_BAD_FILE
-from puffin_cli.cli.options import json_option
+from puffin_cli.cli.options import json_option, relocate_option
 
 
 @click.command("table")
@@ -17,16 +17,13 @@ from puffin_cli.cli.options import json_option
 @click.option("--all-snapshots", is_flag=True,
               help="Show every snapshot (reads every snapshot's manifests) and look for "
                    "orphan Puffin files anywhere under the table.")
-@click.option("--relocate", multiple=True, metavar="FROM=TO",
-              help="Read locations starting with FROM under the local directory TO "
-                   "(repeatable). The table's own location is mapped automatically when the "
-                   "table was moved.")
+@relocate_option
 @click.option("--no-validate", is_flag=True,
               help="Skip validating each Puffin file itself (table cross-checks only).")
 @json_option
 @click.pass_context
 def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots: bool,
-          relocate: tuple[str, ...], no_validate: bool, as_json: bool) -> None:
+          relocate: list[tuple[str, str]], no_validate: bool, as_json: bool) -> None:
     """Show and cross-check the Puffin files of Iceberg tables.
 
     PATH is a table directory, a *.metadata.json file, or a warehouse directory (every table
@@ -43,15 +40,13 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
       puffin table --relocate s3://bucket/warehouse=/data/warehouse /data/warehouse/db/orders
     """
     from puffin_cli.analysis.table import analyze_path
-    from puffin_cli.analysis.table_metadata import parse_relocate
     from puffin_cli.render.console import console
     from puffin_cli.render.table import render_human, render_json
 
     if snapshot_id is not None and all_snapshots:
         raise click.UsageError("--snapshot and --all-snapshots exclude each other")
-    rules = [parse_relocate(spec) for spec in relocate]
     report = analyze_path(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
-                          relocate=rules, validate=not no_validate)
+                          relocate=relocate, validate=not no_validate)
     if as_json:
         render_json(report, sys.stdout)
     else:
