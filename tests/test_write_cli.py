@@ -130,12 +130,13 @@ def test_from_parquet_columns_field_ids_and_json(tmp_path: Path) -> None:
     assert list(document) == ["path", "file-size", "footer-size", "footer-compressed",
                               "properties", "blobs", "warnings"]
     assert document["properties"] == {"k": "v=w", "created-by": "me"}
-    assert [(b["fields"], b["ndv"], b["compression-codec"], b["source"])
+    assert [(b["metadata"]["fields"], b["ndv"], b["metadata"]["compression-codec"], b["source"])
             for b in document["blobs"]] == [([2], 2, None, "parquet"),
                                             ([1], 20, None, "parquet")]
-    assert list(document["blobs"][0]) == [
-        "index", "type", "fields", "snapshot-id", "sequence-number", "offset", "length",
-        "compression-codec", "properties", "source", "ndv", "cardinality"]
+    assert list(document["blobs"][0]) == ["index", "metadata", "source", "ndv", "cardinality"]
+    assert list(document["blobs"][0]["metadata"]) == [
+        "type", "fields", "snapshot-id", "sequence-number", "offset", "length",
+        "compression-codec", "properties", "extra"]
     assert document["file-size"] == out.stat().st_size
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from puffin_cli import CREATED_BY as DEFAULT_CREATED_BY
 from puffin_cli.blobs.iceberg_values import IcebergType, parse_values
 from puffin_cli.format.errors import PuffinError
-from puffin_cli.format.metadata import json_kind
+from puffin_cli.format.metadata import BlobMetadata, json_kind
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import (
     CARDINALITY_PROPERTY,
@@ -165,18 +165,11 @@ class WritePlan:
 
 @dataclass(frozen=True)
 class WrittenBlob:
-    """One blob as written. ``source`` says how it was made (payload, theta, parquet, dv,
-    copy); ``ndv`` and ``cardinality`` are read from its properties when present."""
+    """One blob as written: its footer entry, and ``source``, how it was made (payload, theta,
+    parquet, dv, copy); ``ndv`` and ``cardinality`` are read from its properties when present."""
 
     index: int
-    type: str
-    fields: tuple[int, ...]
-    snapshot_id: int
-    sequence_number: int
-    offset: int
-    length: int
-    compression_codec: str | None
-    properties: dict[str, str]
+    metadata: BlobMetadata
     source: str
     ndv: int | None
     cardinality: int | None
@@ -980,14 +973,12 @@ def write_plan(plan: WritePlan, output: str, *, overwrite: bool = False) -> Writ
                        snapshot_id=built.snapshot_id, sequence_number=built.sequence_number,
                        properties=built.properties, codec=built.codec)
             written.append(WrittenBlob(
-                index, meta.type, meta.fields, meta.snapshot_id, meta.sequence_number,
-                meta.offset, meta.length, meta.compression_codec, dict(meta.properties),
-                built.source, _int_property(meta.properties, NDV_PROPERTY),
+                index, meta, built.source, _int_property(meta.properties, NDV_PROPERTY),
                 _int_property(meta.properties, CARDINALITY_PROPERTY)))
         result = writer.finish()
     warnings = plan.warnings()
     for blob in written:
-        if blob.source == "copy" and blob.compression_codec == CODEC_LZ4:
+        if blob.source == "copy" and blob.metadata.compression_codec == CODEC_LZ4:
             warnings.append(f"blob {blob.index} (copied) is LZ4-compressed: "
                             f"{JAVA_CANNOT_READ_LZ4}")
     return WriteSummary(result.path, result.file_size, result.footer_size,

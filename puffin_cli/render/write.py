@@ -21,15 +21,16 @@ def _blob_lines(blob: WrittenBlob) -> list[str]:
         facts.append(f"ndv {blob.ndv:,}")
     if blob.cardinality is not None:
         facts.append(f"cardinality {blob.cardinality:,}")
-    stored = f"{blob.length:,} bytes"
-    if blob.compression_codec is not None:
-        stored += f" {blob.compression_codec}"
+    meta = blob.metadata
+    stored = f"{meta.length:,} bytes"
+    if meta.compression_codec is not None:
+        stored += f" {meta.compression_codec}"
     facts.append(stored)
     if blob.source == "copy":
         facts.append("copied as stored")
-    lines = [f"  {blob.index}  {blob.type}  fields {list(blob.fields)}",
+    lines = [f"  {blob.index}  {meta.type}  fields {list(meta.fields)}",
              f"     {', '.join(facts)}"]
-    referenced = blob.properties.get(REFERENCED_DATA_FILE_PROPERTY)
+    referenced = meta.properties.get(REFERENCED_DATA_FILE_PROPERTY)
     if referenced is not None:
         lines.append(f"     data file {referenced}")
     return lines
