@@ -221,3 +221,19 @@ def test_bad_table_path_is_one_error_line(tmp_path: Path,
     assert _main_error(capsys, "--metadata", str(not_json), "--json", stats) == (
         f"puffin: error: {not_json}: not valid JSON: Expecting property name enclosed in "
         "double quotes: line 1 column 2 (char 1)\n")
+
+
+def test_current_snapshot_renamed_later_shows_the_name_at_that_snapshot(
+        tmp_path: Path) -> None:
+    # Renaming a column changes the current schema without a new snapshot: statistics of the
+    # current snapshot describe the column under the name the snapshot was written with.
+    table = _table(tmp_path / "t")
+    path = table / "metadata" / "v1.metadata.json"
+    metadata = json.loads(path.read_text())
+    metadata["schemas"].append(_schema(2, "buyer"))
+    metadata["current-schema-id"] = 2
+    path.write_text(json.dumps(metadata))
+    stats = _stats_file(tmp_path / "s.puffin", [([2], _NEW)])
+    (report,) = inspect_json("--no-decode", "--table", str(table), str(stats))["files"]
+    assert report["blobs"][0]["columns"] == ["customer_id"]
+    assert FieldNames.from_metadata(table).name(2) == "buyer"

@@ -80,16 +80,12 @@ class FieldNames:
 
     @classmethod
     def from_metadata(cls, path: str | Path, snapshot_id: int | None = None) -> FieldNames:
-        """The schema of a table (directory or metadata JSON file): the current schema (for no
-        snapshot, the current one, or one the table does not have), else the one
-        ``snapshot_id`` was written with."""
+        """The schema of a table (directory or metadata JSON file) that ``snapshot_id`` was
+        written with; the current schema for no snapshot or one the table does not have."""
         from puffin_cli.analysis.table_metadata import load_metadata, resolve_metadata_path
 
         metadata_file, _table_dir = resolve_metadata_path(Path(path))
         metadata = load_metadata(metadata_file)
-        if snapshot_id is None or snapshot_id == metadata.current_snapshot_id:
-            schema_id = metadata.current_schema_id
-            return cls(metadata.schemas[schema_id], schema_id)
         schema_id, schema = metadata.schema_for(snapshot_id)
         return cls(schema, schema_id)
 

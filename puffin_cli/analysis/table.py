@@ -260,11 +260,8 @@ class _Analysis:
     # statistics ----------------------------------------------------------------------------
 
     def schema_for(self, snapshot_id: int) -> tuple[int, FieldNames]:
-        """The current schema for the current snapshot (what engines read it with), the
-        snapshot's own schema for any other."""
-        if snapshot_id == self.metadata.current_snapshot_id:
-            schema_id = self.metadata.current_schema_id
-            return schema_id, FieldNames(self.metadata.schemas[schema_id], schema_id)
+        """The schema the snapshot was written with: a column renamed later keeps its field ID,
+        and shows the name it had when the statistics were computed."""
         schema_id, schema = self.metadata.schema_for(snapshot_id)
         return schema_id, FieldNames(schema, schema_id)
 

@@ -62,8 +62,7 @@ def record(spark: SparkSession, name: str, out: Path) -> None:
     stats = []
     for sf in _java_list(table.statisticsFiles()):
         snap = table.snapshot(sf.snapshotId())
-        schema = table.schema() if int(sf.snapshotId()) == current_id or snap is None \
-            else schemas.get(snap.schemaId())
+        schema = table.schema() if snap is None else schemas.get(snap.schemaId())
         blobs = []
         for bm in _java_list(sf.blobMetadata()):
             fields = [int(f) for f in _java_list(bm.fields())]
