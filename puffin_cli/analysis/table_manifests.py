@@ -38,7 +38,8 @@ class ContentFile:
     """A live data or delete file of a snapshot, with inherited numbers filled in.
 
     ``referenced_data_file``, ``content_offset`` and ``content_size`` are the v3 DV fields
-    (143, 144, 145), ``None`` when the manifest does not have them.
+    (143, 144, 145), ``None`` when the manifest does not have them. ``equality_ids`` (field
+    135) are the field IDs an equality delete file matches rows by, empty for other files.
     """
 
     content: int
@@ -54,6 +55,7 @@ class ContentFile:
     content_offset: int | None
     content_size: int | None
     manifest: str
+    equality_ids: tuple[int, ...] = ()
 
     @property
     def is_dv(self) -> bool:
@@ -124,6 +126,7 @@ class ManifestReader:
                 content_offset=data_file.get("content_offset"),
                 content_size=data_file.get("content_size_in_bytes"),
                 manifest=manifest.path,
+                equality_ids=tuple(int(i) for i in data_file.get("equality_ids") or ()),
             )
 
 

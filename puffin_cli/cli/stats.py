@@ -76,8 +76,8 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
     """Compute Theta-sketch NDV statistics of TABLE, as Iceberg's compute_table_stats does.
 
     TABLE is a table directory or a *.metadata.json file. Reads the snapshot's live rows
-    (position delete files and deletion vectors applied; equality deletes are not supported
-    yet) with Spark, matching columns by field ID, and writes
+    (position delete files, deletion vectors and equality deletes applied) with Spark,
+    matching columns by field ID, and writes
     TABLE/metadata/<snapshot-id>-<uuid>.stats: one zstd-compressed
     apache-datasketches-theta-v1 blob per column with its `ndv`.
 

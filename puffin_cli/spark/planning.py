@@ -11,9 +11,13 @@ Which deletes apply to a data file (Iceberg table spec, "Scan Planning"):
 - a deletion vector, to its ``referenced_data_file`` when that file's data sequence number is
   at most the DV's;
 - an equality delete file, to data files whose data sequence number is strictly lower than
-  the delete file's and whose partition (spec and values) equals the delete file's, or to
-  every such data file when the delete file's spec is unpartitioned. Applying them is not
-  implemented yet: a snapshot where one applies is refused (``stats.equality-deletes``).
+  the delete file's and whose partition (spec ID and values) equals the delete file's, or to
+  every such data file when the delete file's spec is unpartitioned (no field, or only
+  ``void`` fields: Iceberg Java's ``PartitionSpec.isUnpartitioned``), a "global" delete.
+  Each :class:`DataFile` lists the ones that apply to it (:func:`equality_deletes_by_file`);
+  :mod:`puffin_cli.spark.equality` applies them. Their equality columns are looked up by field
+  ID in the snapshot's schema, else in the newest schema that has them (a dropped column
+  still applies, per the spec).
 
 Columns: by default every top-level column of primitive type in the snapshot's schema (what
 Iceberg's ``compute_table_stats`` sketches); ``--columns`` names them (the snapshot's schema
@@ -22,8 +26,10 @@ first, then the current one, so a column renamed since the snapshot is found by 
 
 from __future__ import annotations
 
+import bisect
 import os
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +37,7 @@ from puffin_cli.analysis.table_manifests import (
     CONTENT_EQUALITY_DELETES,
     ContentFile,
     ManifestReader,
+    SnapshotFiles,
     snapshot_files,
 )
 from puffin_cli.analysis.table_metadata import (
@@ -64,14 +71,34 @@ class Column:
 
 
 @dataclass(frozen=True)
-class DataFile:
-    """A live data file: ``location`` as the manifest names it, ``local`` the path to read."""
+class EqualityDeleteFile:
+    """An equality delete file that applies to at least one live data file: a data row equal
+    (null matching null) to one of its rows on ``columns`` (its ``equality_ids``, in order) is
+    deleted from the data files it applies to. ``partition_key`` is its (spec, partition)
+    among the plan's :attr:`DataFile.partition_key`; ``None`` for a global delete."""
 
     location: str
     local: str
     file_format: str
     record_count: int
     sequence_number: int
+    columns: tuple[Column, ...]
+    partition_key: int | None
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A live data file: ``location`` as the manifest names it, ``local`` the path to read.
+    ``partition_key`` numbers its (spec, partition) within the plan; ``equality_deletes`` are
+    the equality delete files that apply to it."""
+
+    location: str
+    local: str
+    file_format: str
+    record_count: int
+    sequence_number: int
+    partition_key: int = 0
+    equality_deletes: tuple[EqualityDeleteFile, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -108,6 +135,7 @@ class StatsPlan:
     data_files: tuple[DataFile, ...]
     position_deletes: tuple[PositionDeleteFile, ...]
     deletion_vectors: tuple[DeletionVectorRef, ...]
+    equality_deletes: tuple[EqualityDeleteFile, ...] = ()  # those applying to a live file
 
     @property
     def statistics_dir(self) -> Path:
@@ -168,12 +196,114 @@ def select_columns(metadata: TableMetadata, snapshot: Snapshot,
     return schema_id, tuple(chosen), ()
 
 
-def _same_partition(delete: ContentFile, data: ContentFile,
-                    metadata: TableMetadata) -> bool:
-    spec = metadata.specs.get(delete.spec_id) or {}
-    if not spec.get("fields"):
-        return True
-    return delete.spec_id == data.spec_id and delete.partition == data.partition
+def is_unpartitioned(spec: dict[str, Any]) -> bool:
+    """No partition field other than ``void`` ones (Java's ``PartitionSpec.isUnpartitioned``)."""
+    return all(isinstance(f, dict) and f.get("transform") == "void"
+               for f in spec.get("fields") or [])
+
+
+def _partition_of(entry: ContentFile) -> tuple[int, tuple[tuple[str, Any], ...]]:
+    return entry.spec_id, tuple(sorted(entry.partition.items()))
+
+
+def equality_deletes_by_file(specs: dict[int, dict[str, Any]], data_files: Iterable[ContentFile],
+                             delete_files: Iterable[ContentFile]
+                             ) -> dict[str, tuple[ContentFile, ...]]:
+    """Data file path -> the equality delete files that apply to it (in sequence-number order;
+    data files with none are left out). A delete file applies to a data file whose data
+    sequence number is strictly lower, in the same spec and partition unless the delete's
+    spec is unpartitioned (see the module docstring). ``specs``: the table's specs by ID."""
+    by_partition: dict[tuple[int, tuple[tuple[str, Any], ...]], list[ContentFile]] = {}
+    global_deletes: list[ContentFile] = []
+    for entry in delete_files:
+        if entry.content != CONTENT_EQUALITY_DELETES:
+            continue
+        if is_unpartitioned(specs.get(entry.spec_id) or {}):
+            global_deletes.append(entry)
+        else:
+            by_partition.setdefault(_partition_of(entry), []).append(entry)
+    if not global_deletes and not by_partition:
+        return {}
+
+    def ordered(entries: list[ContentFile]) -> tuple[list[int], list[ContentFile]]:
+        entries = sorted(entries, key=lambda e: (e.sequence_number, e.path))
+        return [e.sequence_number for e in entries], entries
+
+    no_deletes: tuple[list[int], list[ContentFile]] = ([], [])
+    globals_index = ordered(global_deletes)
+    partition_index = {key: ordered(entries) for key, entries in by_partition.items()}
+    out: dict[str, tuple[ContentFile, ...]] = {}
+    for data in data_files:
+        found: list[ContentFile] = []
+        for sequences, entries in (globals_index,
+                                   partition_index.get(_partition_of(data), no_deletes)):
+            # strictly newer: from the first delete whose sequence number is above the data's
+            found.extend(entries[bisect.bisect_right(sequences, data.sequence_number):])
+        if found:
+            found.sort(key=lambda e: (e.sequence_number, e.path))
+            out[data.path] = tuple(found)
+    return out
+
+
+def equality_column(metadata: TableMetadata, schema: dict[str, Any], field_id: int,
+                    location: str) -> Column:
+    """The column an equality delete file matches by: top-level field ``field_id`` of the
+    snapshot's ``schema``, else of the newest schema that has it (a dropped column)."""
+    candidates = [schema] + [metadata.schemas[k] for k in sorted(metadata.schemas, reverse=True)]
+    for candidate in candidates:
+        found = next((f for f in _top_level(candidate) if f["id"] == field_id), None)
+        if found is None:
+            continue
+        parsed = _primitive(found)
+        if parsed is None or parsed.name in ("float", "double"):
+            raise PuffinError(f"{location}: equality delete column {found.get('name')!r} "
+                              f"(field {field_id}) has type {found.get('type')!r}, which "
+                              "equality deletes cannot be applied on (supported: "
+                              f"{', '.join(sorted(SUPPORTED_TYPES - {'float', 'double'}))})",
+                              code="stats.equality-deletes")
+        return Column(field_id, str(found["name"]), parsed)
+    raise PuffinError(f"{location}: equality field ID {field_id} is not a top-level column of "
+                      "any schema of the table (nested equality fields are not supported)",
+                      code="stats.equality-deletes")
+
+
+def _equality_deletes(metadata: TableMetadata, mapper: PathMapper, schema: dict[str, Any],
+                      files: SnapshotFiles, data: list[DataFile]) -> list[DataFile]:
+    """``data`` with partition keys and the equality delete files that apply to each."""
+    applying = equality_deletes_by_file(metadata.specs, files.data_files.values(),
+                                        files.delete_files)
+    keys: dict[tuple[int, tuple[tuple[str, Any], ...]], int] = {}
+    for entry in files.data_files.values():
+        keys.setdefault(_partition_of(entry), len(keys))
+    converted: dict[str, EqualityDeleteFile] = {}
+
+    def convert(entry: ContentFile) -> EqualityDeleteFile:
+        done = converted.get(entry.path)
+        if done is not None:
+            return done
+        if entry.file_format.lower() != "parquet":
+            raise PuffinError(f"{entry.path}: equality delete file format {entry.file_format} "
+                              "is not supported (supported: parquet)",
+                              code="stats.equality-deletes")
+        if not entry.equality_ids:
+            raise PuffinError(f"{entry.path}: equality delete file without equality_ids "
+                              "(manifest field 135)", code="stats.equality-deletes")
+        columns = tuple(equality_column(metadata, schema, i, entry.path)
+                        for i in entry.equality_ids)
+        key = (None if is_unpartitioned(metadata.specs.get(entry.spec_id) or {})
+               else keys[_partition_of(entry)])
+        done = EqualityDeleteFile(entry.path, _local(mapper, entry.path), "parquet",
+                                  entry.record_count, entry.sequence_number, columns, key)
+        converted[entry.path] = done
+        return done
+
+    out = []
+    for f in data:
+        entry = files.data_files[f.location]
+        out.append(replace(f, partition_key=keys[_partition_of(entry)],
+                           equality_deletes=tuple(convert(d)
+                                                  for d in applying.get(f.location, ()))))
+    return out
 
 
 def _local(mapper: PathMapper, location: str) -> str:
@@ -183,8 +313,7 @@ def _local(mapper: PathMapper, location: str) -> str:
 def plan_snapshot(metadata: TableMetadata, table_dir: Path, mapper: PathMapper,
                   snapshot: Snapshot, columns: list[str] | None,
                   reader: ManifestReader | None = None) -> StatsPlan:
-    """The plan for one snapshot. Equality delete files that apply to a live data file are
-    refused (``stats.equality-deletes``): not supported yet."""
+    """The plan for one snapshot: live data files with the deletes that apply to them."""
     schema_id, chosen, skipped = select_columns(metadata, snapshot, columns)
     files = snapshot_files(reader or ManifestReader(mapper), snapshot)
     data: list[DataFile] = []
@@ -210,20 +339,15 @@ def plan_snapshot(metadata: TableMetadata, table_dir: Path, mapper: PathMapper,
             dvs.append(DeletionVectorRef(target.path, _local(mapper, entry.path),
                                          entry.content_offset, entry.content_size,
                                          entry.record_count))
-        elif entry.content == CONTENT_EQUALITY_DELETES:
-            if any(d.sequence_number < entry.sequence_number
-                   and _same_partition(entry, d, metadata) for d in files.data_files.values()):
-                raise PuffinError(f"{entry.path}: equality delete files are not supported yet "
-                                  "(this one applies to live data files of snapshot "
-                                  f"{snapshot.snapshot_id}); compact the table's deletes first "
-                                  "(rewrite_position_delete_files / rewrite_data_files)",
-                                  code="stats.equality-deletes")
-        else:
+        elif entry.content != CONTENT_EQUALITY_DELETES:
             positions.append(PositionDeleteFile(entry.path, _local(mapper, entry.path),
                                                 entry.file_format.lower(), entry.record_count,
                                                 entry.sequence_number))
+    data = _equality_deletes(metadata, mapper, metadata.schema_for(snapshot.snapshot_id)[1],
+                             files, data)
+    equality = {d.location: d for f in data for d in f.equality_deletes}
     return StatsPlan(table_dir, metadata, mapper, snapshot, schema_id, chosen, skipped,
-                     tuple(data), tuple(positions), tuple(dvs))
+                     tuple(data), tuple(positions), tuple(dvs), tuple(equality.values()))
 
 
 def load_table(path: str | os.PathLike[str], relocate: list[tuple[str, str]] | None = None

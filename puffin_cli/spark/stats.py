@@ -186,6 +186,13 @@ def _read_orc(spark: Any, files: Sequence[DataFile], columns: Sequence[Column]) 
 
 def _read(spark: Any, files: Sequence[DataFile], columns: Sequence[Column]) -> Any:
     """The files' rows: ``c<field id>`` columns and ``_metadata``."""
+    # --- equality deletes (puffin_cli/spark/equality.py): files they apply to are read there,
+    # without the rows they delete ---
+    if any(f.equality_deletes for f in files):
+        from puffin_cli.spark.equality import read_with_equality_deletes
+
+        return read_with_equality_deletes(spark, files, columns, _read)
+    # --- end equality deletes ---
     parquet = [f.local for f in files if f.file_format == "parquet"]
     frames = []
     if parquet:
