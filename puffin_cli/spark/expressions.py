@@ -24,8 +24,12 @@ double          DOUBLE ``c`` with ``-0.0`` left out; a second aggregate records 
                 (``0x7FF8000000000000``), as Spark produces it; a NaN with another payload in a
                 data file would hash differently from Iceberg's raw bits.
 decimal(P,S)    BINARY: the unscaled value in big-endian two's complement, fewest bytes
-                (Java's ``BigInteger.toByteArray``), built from hex digits: for P <= 18 from a
-                BIGINT, above from two 64-bit halves of the DECIMAL(38,0) unscaled value
+                (Java's ``BigInteger.toByteArray``). For P <= 18 the tail of
+                ``CAST(unscaled AS BINARY)`` (8 bytes big-endian; needs the session's
+                ``spark.sql.ansi.enabled=false``), its length a sum of comparisons without
+                branches, so that Spark computes the unscaled value once per row (common
+                subexpression elimination skips the branches of a CASE); above, built from
+                hex digits of two 64-bit halves of the DECIMAL(38,0) unscaled value
 string          STRING ``c``
 binary, fixed   BINARY ``c``
 uuid            BINARY ``c`` (16 bytes, big-endian); with ``uuid_as_string`` the canonical
@@ -65,14 +69,25 @@ def _minimal_bytes(unscaled: str, hex_digits: str, max_bytes: int) -> str:
     return f"unhex(substr({hex_digits}, {2 * max_bytes + 1} - ({width})))"
 
 
+def _long_minimal_bytes(unscaled: str) -> str:
+    """BINARY of the fewest big-endian bytes holding the BIGINT ``unscaled`` in two's
+    complement: the last ``n`` of its 8 bytes, ``n`` = 1 + how many of the limits
+    2^7, 2^15, ..., 2^55 its magnitude ``unscaled XOR (unscaled >> 63)`` reaches."""
+    magnitude = f"({unscaled} ^ shiftright({unscaled}, 63))"
+    width = "(1 + " + " + ".join(
+        f"CAST({magnitude} >= {1 << (8 * n - 1)} AS INT)" for n in range(1, 8)) + ")"
+    return f"substr(CAST({unscaled} AS BINARY), 9 - {width}, {width})"
+
+
 def _decimal(column: str, precision: int, scale: int) -> str:
     if precision <= _MAX_LONG_PRECISION:
         unscaled = f"CAST({column} * 1{'0' * scale}BD AS BIGINT)" if scale else \
             f"CAST({column} AS BIGINT)"
-        digits = f"lpad(hex({unscaled}), 16, '0')"
-        return _minimal_bytes(unscaled, digits, 8)
-    # Unscaled DECIMAL(38,0): the decimal point dropped from the plain text form.
-    unscaled = f"CAST(replace(CAST({column} AS STRING), '.', '') AS DECIMAL(38,0))"
+        return _long_minimal_bytes(unscaled)
+    # Unscaled DECIMAL(38,0): the digits of the plain text form with all S decimals
+    # (format_number; CAST AS STRING writes 1E-18 outside ANSI mode), separators dropped.
+    unscaled = (f"CAST(replace(replace(format_number({column}, {scale}), ',', ''), '.', '') "
+                "AS DECIMAL(38,0))")
     low = f"pmod({unscaled}, {_TWO_64})"
     high = f"CAST(({unscaled} - {low}) div {_TWO_64} AS BIGINT)"
     low_high = f"CAST({low} div 4294967296BD AS BIGINT)"

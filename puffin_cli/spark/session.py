@@ -23,6 +23,9 @@ APP_NAME = "puffin-cli"
 SQL_CONF = {
     "spark.sql.parquet.fieldId.read.enabled": "true",
     "spark.sql.session.timeZone": "UTC",
+    # CAST(BIGINT AS BINARY) (the decimal sketch input) is refused in ANSI mode; no
+    # expression of the pipeline can overflow or meet an invalid cast.
+    "spark.sql.ansi.enabled": "false",
 }
 
 
