@@ -193,7 +193,7 @@ def test_accumulator_chunked_equals_whole(values: list[int], cuts: list[int], k:
         part.update(hashes[start:end])
     merged = ThetaAccumulator(k)
     for part in reversed(parts):
-        merged.merge(part)
+        merged.add(part.result())
     assert merged.to_compact_bytes() == whole.to_compact_bytes()
 
 

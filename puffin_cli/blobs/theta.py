@@ -370,11 +370,6 @@ class ThetaAccumulator:
         self.empty = self.empty and sketch.empty
         self._absorb(sketch.theta_long, sketch.hashes)
 
-    def merge(self, other: ThetaAccumulator) -> None:
-        """Union with another accumulator's state."""
-        self.empty = self.empty and other.empty
-        self._absorb(other.theta_long, other.hashes)
-
     def _absorb(self, theta_long: int, incoming: UInt64Array) -> None:
         import numpy as np
 

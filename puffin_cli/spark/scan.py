@@ -18,8 +18,6 @@ from typing import Any
 
 from puffin_cli.format.errors import PuffinError
 
-OUTPUT_FORMATS = ("jsonl", "parquet")
-
 
 @dataclass(frozen=True)
 class ScanResult:
