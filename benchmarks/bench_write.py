@@ -10,8 +10,6 @@ positions per second, peak RSS).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from common import PUFFIN, run_measured
@@ -19,31 +17,24 @@ from common import PUFFIN, run_measured
 POSITIONS = 100_000_000
 
 
-# Input files are made in a child process: a child's peak RSS counts the memory of the
-# process it was forked from, so this one stays small.
-MAKE_RANGES = r"""
-import sys
-count, width, gap = 1_000_000, 100, 28
-with open(sys.argv[1], "w") as out:
-    for i in range(count):
-        start = i * (width + gap)
-        out.write(f"{start}-{start + width - 1}\n")
-"""
-
-MAKE_NUMBERS = r"""
-import sys
-import numpy as np
-from puffin_cli.blobs.deletion_vector import format_positions
-count, chunk = int(sys.argv[2]), 1_000_000
-with open(sys.argv[1], "wb") as out:
-    for start in range(0, count, chunk):
-        out.write(format_positions(np.arange(start, min(start + chunk, count),
-                                             dtype=np.uint64) * 2))
-"""
+def _ranges_file(path: Path) -> None:
+    count, width, gap = 1_000_000, 100, 28
+    with open(path, "w") as out:
+        for i in range(count):
+            start = i * (width + gap)
+            out.write(f"{start}-{start + width - 1}\n")
 
 
-def _make(script: str, *args: str) -> None:
-    subprocess.run([sys.executable, "-c", script, *args], check=True)
+def _numbers_file(path: Path, count: int) -> None:
+    import numpy as np
+
+    from puffin_cli.blobs.deletion_vector import format_positions
+
+    chunk = 1_000_000
+    with open(path, "wb") as out:
+        for start in range(0, count, chunk):
+            out.write(format_positions(np.arange(start, min(start + chunk, count),
+                                                 dtype=np.uint64) * 2))
 
 
 def _measure(name: str, tmp: Path, args: list[str]) -> list[tuple[str, float, str]]:
@@ -66,12 +57,12 @@ def run(tmp: Path) -> list[tuple[str, float, str]]:
     rows += _measure("1,000 ranges via --positions", tmp, ["--dv", "data.parquet",
                                                            "--positions", ranges])
     ranges_file = tmp / "ranges.txt"
-    _make(MAKE_RANGES, str(ranges_file))
+    _ranges_file(ranges_file)
     rows += _measure("1M ranges in a file", tmp, ["--dv", "data.parquet", "--positions-file",
                                                   str(ranges_file)])
     ranges_file.unlink()
     numbers_file = tmp / "numbers.txt"
-    _make(MAKE_NUMBERS, str(numbers_file), str(POSITIONS))
+    _numbers_file(numbers_file, POSITIONS)
     rows += _measure("100M numbers in a file", tmp, ["--dv", "data.parquet",
                                                      "--positions-file", str(numbers_file)])
     numbers_file.unlink()

@@ -6,25 +6,42 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 PUFFIN = [sys.executable, "-m", "puffin_cli"]
 
 
+# Linux counts the memory a process had when it forked (and exec'd) into the child's peak RSS,
+# and the benchmark runner grows large (Spark, numpy). So measured commands are started by this
+# small launcher, which times its own child and reports (seconds, peak RSS KiB, exit code).
+_LAUNCHER = r"""
+import os, sys, time
+report, argv = int(sys.argv[1]), sys.argv[2:]
+started = time.perf_counter()
+pid = os.posix_spawnp(argv[0], argv, os.environ)
+_, status, usage = os.wait4(pid, 0)
+elapsed = time.perf_counter() - started
+os.write(report, f"{elapsed} {usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}".encode())
+"""
+
+
 def run_measured(argv: list[str], stdout: int | None = subprocess.DEVNULL) -> tuple[float, int]:
-    """Run ``argv``; return (wall seconds, peak RSS in KiB) of that child alone."""
-    started = time.perf_counter()
-    process = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    elapsed = time.perf_counter() - started
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode not in (0, 1):
-        stderr = process.stderr.read().decode() if process.stderr else ""
-        raise RuntimeError(f"{argv} exited {process.returncode}: {stderr}")
-    if process.stderr:
-        process.stderr.close()
-    return elapsed, usage.ru_maxrss
+    """Run ``argv``; return (wall seconds, peak RSS in KiB) of that command alone."""
+    read_end, write_end = os.pipe()
+    try:
+        done = subprocess.run([sys.executable, "-c", _LAUNCHER, str(write_end), *argv],
+                              stdout=stdout, stderr=subprocess.PIPE, pass_fds=(write_end,),
+                              check=True)
+        os.close(write_end)
+        write_end = -1
+        elapsed, rss, code = os.read(read_end, 200).decode().split()
+    finally:
+        os.close(read_end)
+        if write_end >= 0:
+            os.close(write_end)
+    if int(code) not in (0, 1):
+        raise RuntimeError(f"{argv} exited {code}: {done.stderr.decode()}")
+    return float(elapsed), int(rss)
 
 
 def median_wall(argv: list[str], repeat: int = 7) -> float:
