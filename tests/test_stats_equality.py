@@ -5,7 +5,6 @@ once and cached by the script's hash)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from collections.abc import Iterator
@@ -13,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from interop.javaenv import cache_lock
-from interop.sparkenv import spark_env
+from interop.sparkenv import script_output
 
 from puffin_cli.analysis.table_manifests import (
     CONTENT_DATA,
@@ -48,7 +46,6 @@ from puffin_cli.spark.planning import (
 from puffin_cli.spark.stats import compute_table_stats
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "equality_tables.py"
-_DONE = ".complete"
 
 # --- planning: which equality delete files apply to which data file ---------------------------
 
@@ -243,16 +240,7 @@ def test_delete_file_without_its_equality_column(tmp_path: Path) -> None:
 @pytest.fixture(scope="session")
 def equality_tables() -> Path:
     """OUT_DIR with warehouse/db/eq_v2 and tables.json (Iceberg's own view)."""
-    env = spark_env()
-    key = hashlib.sha256(SCRIPT.read_bytes()).hexdigest()[:16]
-    out = env.java.cache_dir / "equality-tables" / key
-    with cache_lock(env.java.cache_dir):
-        if not (out / _DONE).is_file():
-            shutil.rmtree(out, ignore_errors=True)
-            out.mkdir(parents=True)
-            env.run(SCRIPT, "build", str(out), json.dumps(env.session_conf(out / "warehouse")))
-            (out / _DONE).write_text(key + "\n")
-    return out
+    return script_output(SCRIPT, "equality-tables", "build")
 
 
 def read_blobs(path: Path | str) -> dict[int, tuple[Any, bytes]]:

@@ -9,7 +9,6 @@ the whole test run) and must give the same NDVs and, in exact mode, the same ske
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import random
 import shutil
@@ -21,8 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from interop.javaenv import cache_lock
-from interop.sparkenv import spark_env
+from interop.sparkenv import script_output, spark_env
 
 from puffin_cli.analysis.table_metadata import current_metadata_file, load_metadata
 from puffin_cli.blobs.iceberg_values import IcebergType
@@ -33,22 +31,12 @@ from puffin_cli.spark.expressions import NEGATIVE_ZERO_DOUBLE, sketch_input
 from puffin_cli.spark.stats import StatsResult, compute_table_stats
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "stats_tables.py"
-_DONE = ".complete"
 
 
 @pytest.fixture(scope="session")
 def stats_tables() -> Path:
     """OUT_DIR with warehouse/db/<table> and tables.json (Iceberg's own view)."""
-    env = spark_env()
-    key = hashlib.sha256(SCRIPT.read_bytes()).hexdigest()[:16]
-    out = env.java.cache_dir / "stats-tables" / key
-    with cache_lock(env.java.cache_dir):
-        if not (out / _DONE).is_file():
-            shutil.rmtree(out, ignore_errors=True)
-            out.mkdir(parents=True)
-            env.run(SCRIPT, "build", str(out), json.dumps(env.session_conf(out / "warehouse")))
-            (out / _DONE).write_text(key + "\n")
-    return out
+    return script_output(SCRIPT, "stats-tables", "build")
 
 
 @pytest.fixture(scope="session")

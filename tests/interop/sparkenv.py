@@ -8,7 +8,10 @@ See tests/interop/README.md.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -94,3 +97,21 @@ def spark_env() -> SparkEnv:
             )
             marker.write_text(sdist.name + "\n")
     return SparkEnv(python, [jenv.iceberg_runtime_jar, jenv.relocated_jackson_jar], jenv)
+
+
+def script_output(script: Path, folder: str, *args: str) -> Path:
+    """Run a table-building PySpark 3.5 script once per version of it, as
+    ``script *args OUT CONF``: OUT is ``<cache>/<folder>/<hash of the script>`` (reused while the
+    script is unchanged, so editing it rebuilds), CONF the session configuration (JSON) for a
+    warehouse under OUT. Returns OUT."""
+    env = spark_env()
+    key = hashlib.sha256(script.read_bytes()).hexdigest()[:16]
+    out = env.java.cache_dir / folder / key
+    done = out / ".complete"
+    with cache_lock(env.java.cache_dir):
+        if not done.is_file():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir(parents=True)
+            env.run(script, *args, str(out), json.dumps(env.session_conf(out / "warehouse")))
+            done.write_text(key + "\n")
+    return out
