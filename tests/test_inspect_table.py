@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from tables.corrupt import local
-from tables.fixtures import TABLES, spark_tables  # noqa: F401  (session fixture)
+from tables.fixtures import TABLES, java_report, spark_tables, table_dir  # noqa: F401  (session fixture)
 from test_cli_inspect import inspect_json, run
 
 from puffin_cli.analysis import table_metadata
@@ -21,16 +21,6 @@ from puffin_cli.cli.main import main
 from puffin_cli.format.spec import ROW_POSITION_FIELD_ID, THETA_BLOB_TYPE
 from puffin_cli.format.writer import PuffinWriter
 
-
-def _oracle(tables: Path, name: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((tables / f"{name}.oracle.json").read_text())
-    return loaded
-
-
-def _table_dir(tables: Path, name: str) -> Path:
-    return tables / "warehouse" / "db" / name
-
-
 # --------------------------------------------------------------------------------------------
 # Spark-built tables: the names Iceberg Java recorded
 
@@ -38,8 +28,8 @@ def _table_dir(tables: Path, name: str) -> Path:
 @pytest.mark.parametrize("name", TABLES)
 def test_registered_statistics_files_show_iceberg_javas_column_names(
         spark_tables: Path, name: str) -> None:  # noqa: F811
-    oracle = _oracle(spark_tables, name)
-    table = _table_dir(spark_tables, name)
+    oracle = java_report(spark_tables, name)
+    table = table_dir(spark_tables, name)
     assert oracle["statistics"]
     for entry in oracle["statistics"]:
         path = local(table, entry["path"], oracle["location"])
@@ -51,8 +41,8 @@ def test_registered_statistics_files_show_iceberg_javas_column_names(
 
 def test_a_renamed_column_keeps_its_name_at_the_blobs_snapshot(
         spark_tables: Path) -> None:  # noqa: F811
-    oracle = _oracle(spark_tables, "stats_v2")
-    table = _table_dir(spark_tables, "stats_v2")
+    oracle = java_report(spark_tables, "stats_v2")
+    table = table_dir(spark_tables, "stats_v2")
     # Field 2 was renamed after the statistics were computed: the current schema says
     # customer_name, the statistics' snapshot (and Iceberg Java) say name.
     assert FieldNames.from_metadata(table).name(2) == "customer_name"
@@ -71,7 +61,7 @@ def test_a_renamed_column_keeps_its_name_at_the_blobs_snapshot(
 
 
 def test_deletion_vector_files_show_pos(spark_tables: Path) -> None:  # noqa: F811
-    table = _table_dir(spark_tables, "dv_v3")
+    table = table_dir(spark_tables, "dv_v3")
     files = sorted((table / "data").glob("*.puffin"))
     assert len(files) >= 3
     document = inspect_json("--no-decode", "--table", str(table), *map(str, files))
@@ -88,8 +78,8 @@ def test_deletion_vector_files_show_pos(spark_tables: Path) -> None:  # noqa: F8
 
 
 def test_metadata_option_names_the_metadata_json(spark_tables: Path) -> None:  # noqa: F811
-    oracle = _oracle(spark_tables, "dv_v3")
-    table = _table_dir(spark_tables, "dv_v3")
+    oracle = java_report(spark_tables, "dv_v3")
+    table = table_dir(spark_tables, "dv_v3")
     (entry,) = [e for e in oracle["statistics"]
                 if e["snapshot-id"] == oracle["current-snapshot-id"]]
     path = str(local(table, entry["path"], oracle["location"]))

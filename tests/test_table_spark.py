@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from tables.corrupt import copy_table, edit_metadata, live_dvs, local, rewrite_manifests
-from tables.fixtures import TABLES, spark_tables  # noqa: F401  (session fixture)
+from tables.fixtures import TABLES, java_report, spark_tables, table_dir  # noqa: F401  (session fixture)
 
 from puffin_cli.analysis.table import analyze_path
 from puffin_cli.cli.main import cli
@@ -25,19 +25,10 @@ def _run_json(*args: str) -> tuple[int, dict[str, Any]]:
     return result.exit_code, json.loads(result.stdout)
 
 
-def _oracle(tables: Path, name: str) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((tables / f"{name}.oracle.json").read_text())
-    return loaded
-
-
-def _table_dir(tables: Path, name: str) -> Path:
-    return tables / "warehouse" / "db" / name
-
-
 @pytest.mark.parametrize("name", TABLES)
 def test_lists_what_iceberg_java_reports(spark_tables: Path, name: str) -> None:  # noqa: F811
-    oracle = _oracle(spark_tables, name)
-    code, doc = _run_json("--all-snapshots", str(_table_dir(spark_tables, name)))
+    oracle = java_report(spark_tables, name)
+    code, doc = _run_json("--all-snapshots", str(table_dir(spark_tables, name)))
     assert code == 0
     (table,) = doc["tables"]
     assert table["errors"] == 0
@@ -71,7 +62,7 @@ def test_lists_what_iceberg_java_reports(spark_tables: Path, name: str) -> None:
             assert dv["container"] == "puffin"
     registered = {os.path.realpath(f["path"]) for f in oracle["statistics"]}
     on_disk = {os.path.realpath(p) for p in
-               (_table_dir(spark_tables, name) / "metadata").glob("*.stats")}
+               (table_dir(spark_tables, name) / "metadata").glob("*.stats")}
     assert {os.path.realpath(p) for p in table["orphans"]} == on_disk - registered
     assert on_disk - registered  # every generated table re-ran statistics for one snapshot
     assert {f["code"] for f in table["findings"]} == {"table.orphan"}
@@ -79,7 +70,7 @@ def test_lists_what_iceberg_java_reports(spark_tables: Path, name: str) -> None:
 
 def test_the_dv_table_has_shared_puffin_files_and_several_dv_snapshots(
         spark_tables: Path) -> None:  # noqa: F811
-    oracle = _oracle(spark_tables, "dv_v3")
+    oracle = java_report(spark_tables, "dv_v3")
     with_dvs = [dvs for dvs in oracle["planned-dvs"].values() if dvs]
     assert len(with_dvs) >= 3
     current = oracle["planned-dvs"][str(oracle["current-snapshot-id"])]
@@ -89,8 +80,8 @@ def test_the_dv_table_has_shared_puffin_files_and_several_dv_snapshots(
 
 
 def test_renamed_column_and_trino_fallback(spark_tables: Path) -> None:  # noqa: F811
-    oracle = _oracle(spark_tables, "stats_v2")
-    code, doc = _run_json(str(_table_dir(spark_tables, "stats_v2")))
+    oracle = java_report(spark_tables, "stats_v2")
+    code, doc = _run_json(str(table_dir(spark_tables, "stats_v2")))
     assert code == 0
     (current,) = doc["tables"][0]["snapshots"]
     assert current["statistics"] == []
@@ -98,7 +89,7 @@ def test_renamed_column_and_trino_fallback(spark_tables: Path) -> None:  # noqa:
     parent = current["parent-id"]
     registered = {f["snapshot-id"]: f["path"] for f in oracle["statistics"]}
     assert used == {"spark": None, "trino": registered[parent], "trino-snapshot-id": parent}
-    code, doc = _run_json("--snapshot", str(parent), str(_table_dir(spark_tables, "stats_v2")))
+    code, doc = _run_json("--snapshot", str(parent), str(table_dir(spark_tables, "stats_v2")))
     (view,) = doc["tables"][0]["snapshots"]
     columns = [c for b in view["statistics"][0]["blobs"] for c in b["columns"]]
     assert "name" in columns  # the snapshot's own schema, before the rename
@@ -109,7 +100,7 @@ def test_renamed_column_and_trino_fallback(spark_tables: Path) -> None:  # noqa:
 def test_current_snapshot_reads_only_its_own_manifests(spark_tables: Path) -> None:  # noqa: F811
     import fastavro
 
-    table = _table_dir(spark_tables, "dv_v3")
+    table = table_dir(spark_tables, "dv_v3")
     meta = json.loads(sorted((table / "metadata").glob("v*.metadata.json"),
                              key=lambda p: int(p.name[1:].split(".")[0]))[-1].read_text())
     snap = next(s for s in meta["snapshots"] if s["snapshot-id"] == meta["current-snapshot-id"])
@@ -263,7 +254,7 @@ CASES: list[tuple[str, str, Mutation, str]] = [
 @pytest.mark.parametrize(("case", "name", "mutate", "code"), CASES, ids=[c[0] for c in CASES])
 def test_corrupt_copy_is_caught(spark_tables: Path, tmp_path: Path, case: str,  # noqa: F811
                                 name: str, mutate: Mutation, code: str) -> None:
-    table = copy_table(_table_dir(spark_tables, name), tmp_path / name)
+    table = copy_table(table_dir(spark_tables, name), tmp_path / name)
     mutate(table)
     code_exit, doc = _run_json("--all-snapshots", str(table))
     (report,) = doc["tables"]
@@ -274,8 +265,8 @@ def test_corrupt_copy_is_caught(spark_tables: Path, tmp_path: Path, case: str,  
 
 
 def test_clean_copy_has_no_errors(spark_tables: Path, tmp_path: Path) -> None:  # noqa: F811
-    table = copy_table(_table_dir(spark_tables, "dv_v3"), tmp_path / "dv_v3")
+    table = copy_table(table_dir(spark_tables, "dv_v3"), tmp_path / "dv_v3")
     (report,) = analyze_path(table, all_snapshots=True).tables
     assert report.errors == 0
     assert all(f.severity is Severity.INFO for f in report.findings)
-    assert report.relocated == ((str(_table_dir(spark_tables, "dv_v3")), str(table.resolve())),)
+    assert report.relocated == ((str(table_dir(spark_tables, "dv_v3")), str(table.resolve())),)

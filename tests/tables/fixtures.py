@@ -8,7 +8,9 @@ regenerates; CI caches the interop cache directory between runs. Setup errors fa
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from interop.sparkenv import script_output
@@ -24,3 +26,13 @@ def generated_tables() -> Path:
 @pytest.fixture(scope="session")
 def spark_tables() -> Path:
     return generated_tables()
+
+
+def java_report(tables: Path, name: str) -> dict[str, Any]:
+    """What Iceberg Java reported about table ``name`` (recorded by generate.py)."""
+    loaded: dict[str, Any] = json.loads((tables / f"{name}.oracle.json").read_text())
+    return loaded
+
+
+def table_dir(tables: Path, name: str) -> Path:
+    return tables / "warehouse" / "db" / name
