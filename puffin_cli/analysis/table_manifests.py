@@ -8,9 +8,9 @@ show that a snapshot costs exactly its manifest list and its own manifests.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from puffin_cli.analysis.table_metadata import PathMapper, Snapshot
 from puffin_cli.format.errors import PuffinError
@@ -19,6 +19,7 @@ CONTENT_DATA = 0
 CONTENT_POSITION_DELETES = 1
 CONTENT_EQUALITY_DELETES = 2
 STATUS_DELETED = 2
+_V = TypeVar("_V")
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,10 @@ class ContentFile:
     ``referenced_data_file``, ``content_offset`` and ``content_size`` are the v3 DV fields
     (143, 144, 145), ``None`` when the manifest does not have them. ``equality_ids`` (field
     135) are the field IDs an equality delete file matches rows by, empty for other files.
+    ``split_offsets`` (field 132) as the manifest has them (``None`` when null). The column
+    metrics (fields 109 value counts, 110 null value counts, 125 lower and 126 upper bounds in
+    Iceberg's single-value serialization) are keyed by field ID, ``None`` when the manifest
+    leaves the map null.
     """
 
     content: int
@@ -55,6 +60,11 @@ class ContentFile:
     content_size: int | None
     manifest: str
     equality_ids: tuple[int, ...] = ()
+    split_offsets: tuple[int, ...] | None = None
+    value_counts: dict[int, int] | None = None
+    null_value_counts: dict[int, int] | None = None
+    lower_bounds: dict[int, bytes] | None = None
+    upper_bounds: dict[int, bytes] | None = None
 
     @property
     def is_dv(self) -> bool:
@@ -126,7 +136,26 @@ class ManifestReader:
                 content_size=data_file.get("content_size_in_bytes"),
                 manifest=manifest.path,
                 equality_ids=tuple(int(i) for i in data_file.get("equality_ids") or ()),
+                split_offsets=_offsets(data_file.get("split_offsets")),
+                value_counts=_metric(data_file.get("value_counts"), int),
+                null_value_counts=_metric(data_file.get("null_value_counts"), int),
+                lower_bounds=_metric(data_file.get("lower_bounds"), bytes),
+                upper_bounds=_metric(data_file.get("upper_bounds"), bytes),
             )
+
+
+def _offsets(value: Any) -> tuple[int, ...] | None:
+    return None if value is None else tuple(int(v) for v in value)
+
+
+def _metric(value: Any, convert: Callable[[Any], _V]) -> dict[int, _V] | None:
+    """A manifest metrics map (an Avro array of ``key``/``value`` records, or a map) by
+    field ID."""
+    if value is None:
+        return None
+    pairs = value.items() if isinstance(value, dict) else ((kv["key"], kv["value"])
+                                                          for kv in value)
+    return {int(k): convert(v) for k, v in pairs}
 
 
 @dataclass(frozen=True)

@@ -6,18 +6,22 @@ the metadata and manifest reading; this module applies the spec's rules on top.
 Which deletes apply to a data file (Iceberg table spec, "Scan Planning"):
 
 - a position delete file, to the data files its ``file_path`` column names whose data sequence
-  number is at most the delete file's (the sequence condition is applied when the rows are
-  joined, see :mod:`puffin_cli.spark.stats`);
+  number is at most the delete file's. Each :class:`DataFile` lists the position delete files
+  Iceberg's ``DeleteFileIndex`` attaches to its scan task: a file-scoped one
+  (``referenced_data_file``, or equal lower and upper bounds of ``file_path``) naming it, and
+  the partition-scoped ones of its spec and partition, each with that sequence condition;
 - a deletion vector, to its ``referenced_data_file`` when that file's data sequence number is
-  at most the DV's;
+  at most the DV's; a data file with a DV gets no position delete file (Iceberg's rule: the
+  DV replaces them);
 - an equality delete file, to data files whose data sequence number is strictly lower than
   the delete file's and whose partition (spec ID and values) equals the delete file's, or to
   every such data file when the delete file's spec is unpartitioned (no field, or only
   ``void`` fields: Iceberg Java's ``PartitionSpec.isUnpartitioned``), a "global" delete.
-  Each :class:`DataFile` lists the ones that apply to it (:func:`equality_deletes_by_file`);
-  :mod:`puffin_cli.spark.equality` applies them. Their equality columns are looked up by field
-  ID in the snapshot's schema, else in the newest schema that has them (a dropped column
-  still applies, per the spec).
+  Each :class:`DataFile` lists the ones that apply to it (:func:`equality_deletes_by_file`),
+  less those whose column metrics show they cannot delete any of its rows
+  (:func:`can_contain_equality_deletes`: Iceberg attaches exactly these to the scan task).
+  Their equality columns are looked up by field ID in the snapshot's schema, else in the
+  newest schema that has them (a dropped column still applies, per the spec).
 
 Columns: by default every top-level column of primitive type in the snapshot's schema (what
 Iceberg's ``compute_table_stats`` sketches); ``--columns`` names them (the snapshot's schema
@@ -29,7 +33,7 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -53,12 +57,14 @@ from puffin_cli.analysis.table_metadata import (
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.format.errors import PuffinError
 
+# The ``file_path`` column of position delete files (Iceberg's MetadataColumns.DELETE_FILE_PATH).
+DELETE_FILE_PATH_ID = 2147483546
 # Types Spark can read and the pipeline can serialize as Iceberg does.
 SUPPORTED_TYPES = frozenset({
     "boolean", "int", "long", "float", "double", "decimal", "date", "time", "timestamp",
     "timestamptz", "string", "uuid", "fixed", "binary",
 })
-DATA_FORMATS = frozenset({"parquet", "orc"})
+DATA_FORMATS = frozenset({"parquet", "orc", "avro"})
 
 
 @dataclass(frozen=True)
@@ -84,32 +90,23 @@ class EqualityDeleteFile:
     sequence_number: int
     columns: tuple[Column, ...]
     partition_key: int | None
-
-
-@dataclass(frozen=True)
-class DataFile:
-    """A live data file: ``location`` as the manifest names it, ``local`` the path to read.
-    ``partition_key`` numbers its (spec, partition) within the plan; ``equality_deletes`` are
-    the equality delete files that apply to it."""
-
-    location: str
-    local: str
-    file_format: str
-    record_count: int
-    sequence_number: int
-    partition_key: int = 0
-    equality_deletes: tuple[EqualityDeleteFile, ...] = ()
+    file_size: int = field(default=0, compare=False)  # its weight in task planning only
 
 
 @dataclass(frozen=True)
 class PositionDeleteFile:
-    """A v2 position delete file (rows of ``file_path``, ``pos``)."""
+    """A v2 position delete file (rows of ``file_path``, ``pos``). ``referenced_data_file``:
+    the one data file it holds deletes for when it is file-scoped (Iceberg's
+    ``ContentFileUtil.referencedDataFile``: manifest field 143, else equal lower and upper
+    bounds of its ``file_path`` column), ``None`` for a partition-scoped file."""
 
     location: str
     local: str
     file_format: str
     record_count: int
     sequence_number: int
+    file_size: int = 0
+    referenced_data_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -121,6 +118,29 @@ class DeletionVectorRef:
     offset: int
     length: int
     cardinality: int
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A live data file: ``location`` as the manifest names it, ``local`` the path to read.
+    ``partition_key`` numbers its (spec, partition) within the plan; ``equality_deletes`` are
+    the equality delete files that apply to it, ``position_deletes`` the position delete
+    files and ``deletion_vector`` its DV (when it has one, Iceberg attaches no position delete
+    file), exactly the delete files Iceberg's ``DeleteFileIndex`` attaches to its scan task.
+    ``file_size`` and ``split_offsets`` (manifest fields 104 and 132) are what Iceberg splits
+    the file by (:mod:`puffin_cli.spark.tasks`)."""
+
+    location: str
+    local: str
+    file_format: str
+    record_count: int
+    sequence_number: int
+    partition_key: int = 0
+    equality_deletes: tuple[EqualityDeleteFile, ...] = ()
+    file_size: int = 0
+    split_offsets: tuple[int, ...] | None = None
+    position_deletes: tuple[PositionDeleteFile, ...] = ()
+    deletion_vector: DeletionVectorRef | None = None
 
 
 @dataclass(frozen=True)
@@ -272,6 +292,8 @@ def _equality_deletes(metadata: TableMetadata, mapper: PathMapper, schema: dict[
     """``data`` with partition keys and the equality delete files that apply to each."""
     applying = equality_deletes_by_file(metadata.specs, files.data_files.values(),
                                         files.delete_files)
+    deletes = {d.path: d for d in files.delete_files}
+    current = {f["id"]: f for f in _top_level(metadata.schemas[metadata.current_schema_id])}
     keys: dict[tuple[int, tuple[tuple[str, Any], ...]], int] = {}
     for entry in files.data_files.values():
         keys.setdefault(_partition_of(entry), len(keys))
@@ -293,7 +315,8 @@ def _equality_deletes(metadata: TableMetadata, mapper: PathMapper, schema: dict[
         key = (None if is_unpartitioned(metadata.specs.get(entry.spec_id) or {})
                else keys[_partition_of(entry)])
         done = EqualityDeleteFile(entry.path, _local(mapper, entry.path), "parquet",
-                                  entry.record_count, entry.sequence_number, columns, key)
+                                  entry.record_count, entry.sequence_number, columns, key,
+                                  entry.file_size)
         converted[entry.path] = done
         return done
 
@@ -301,8 +324,141 @@ def _equality_deletes(metadata: TableMetadata, mapper: PathMapper, schema: dict[
     for f in data:
         entry = files.data_files[f.location]
         out.append(replace(f, partition_key=keys[_partition_of(entry)],
-                           equality_deletes=tuple(convert(d)
-                                                  for d in applying.get(f.location, ()))))
+                           equality_deletes=tuple(
+                               convert(d) for d in applying.get(f.location, ())
+                               if can_contain_equality_deletes(entry, deletes[d.path], current))))
+    return out
+
+
+def _bound(type_text: Any, raw: bytes) -> Any:
+    """A lower or upper bound (Iceberg's single-value serialization) as a Python value that
+    orders as Iceberg's ``Comparators.forType`` orders the decoded value; ``None`` for a type
+    not decoded here (the bounds are then taken to overlap)."""
+    try:
+        name = IcebergType.parse(type_text).name if isinstance(type_text, str) else ""
+    except PuffinError:
+        return None
+    if name in ("int", "date", "long", "time", "timestamp", "timestamptz"):
+        # 4 bytes for a long is a bound written before an int -> long promotion
+        return int.from_bytes(raw, "little", signed=True) if len(raw) in (4, 8) else None
+    if name == "boolean":
+        return raw[:1] != b"\x00" if raw else None
+    if name == "string":  # Comparators.charSequences: Unicode code point order
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if name == "uuid":  # java.util.UUID.compareTo: signed high then signed low 64 bits
+        return ((int.from_bytes(raw[:8], "big", signed=True),
+                 int.from_bytes(raw[8:], "big", signed=True)) if len(raw) == 16 else None)
+    if name in ("fixed", "binary"):  # unsigned lexicographic
+        return raw
+    if name == "decimal":  # the unscaled value; both sides have the column's scale
+        return int.from_bytes(raw, "big", signed=True)
+    return None
+
+
+def _count(counts: dict[int, int] | None, field: dict[str, Any]) -> int | None:
+    return None if counts is None else counts.get(field["id"])
+
+
+def _contains_null(nulls: dict[int, int] | None, field: dict[str, Any]) -> bool:
+    if field.get("required") is True:
+        return False
+    count = _count(nulls, field)
+    return count is None or count > 0
+
+
+def _all_null(nulls: dict[int, int] | None, values: dict[int, int] | None,
+              field: dict[str, Any]) -> bool:
+    if field.get("required") is True:
+        return False
+    null_count, value_count = _count(nulls, field), _count(values, field)
+    return null_count is not None and value_count is not None and null_count == value_count
+
+
+def _all_non_null(nulls: dict[int, int] | None, field: dict[str, Any]) -> bool:
+    if field.get("required") is True:
+        return True
+    count = _count(nulls, field)
+    return count is not None and count <= 0
+
+
+def can_contain_equality_deletes(data: ContentFile, delete: ContentFile,
+                                 fields: dict[int, dict[str, Any]]) -> bool:
+    """Whether an equality delete file may delete rows of a data file, judged by their column
+    metrics as Iceberg's ``DeleteFileIndex.canContainEqDeletesForFile`` does; Iceberg does not
+    attach the delete file to the data file's scan task otherwise. ``fields``: the table's
+    current schema's top-level fields by ID (a field not found there is taken to match)."""
+    bounds = (data.lower_bounds, data.upper_bounds, delete.lower_bounds, delete.upper_bounds)
+    check_ranges = all(b is not None for b in bounds)
+    for field_id in delete.equality_ids:
+        field = fields.get(field_id)
+        if field is None or not isinstance(field.get("type"), str):
+            continue  # not a primitive column: may match
+        if (_contains_null(data.null_value_counts, field)
+                and _contains_null(delete.null_value_counts, field)):
+            continue  # nulls on both sides: the null rows are deleted
+        if (_all_null(data.null_value_counts, data.value_counts, field)
+                and _all_non_null(delete.null_value_counts, field)):
+            return False
+        if (_all_null(delete.null_value_counts, delete.value_counts, field)
+                and _all_non_null(data.null_value_counts, field)):
+            return False
+        if not check_ranges:
+            continue
+        values: list[Any] = [
+            None if (raw := (b or {}).get(field_id)) is None else _bound(field["type"], raw)
+            for b in bounds]
+        if None in values:
+            continue  # a bound unknown: may match
+        data_lower, data_upper, delete_lower, delete_upper = values
+        if data_lower > delete_upper or delete_lower > data_upper:
+            return False
+    return True
+
+
+def referenced_data_file(entry: ContentFile) -> str | None:
+    """The one data file a position delete file holds deletes for (Iceberg's
+    ``ContentFileUtil.referencedDataFile``): its ``referenced_data_file``, else its
+    ``file_path`` column's lower bound when it equals the upper bound; ``None`` when
+    partition-scoped."""
+    if entry.referenced_data_file is not None:
+        return entry.referenced_data_file
+    lower = (entry.lower_bounds or {}).get(DELETE_FILE_PATH_ID)
+    upper = (entry.upper_bounds or {}).get(DELETE_FILE_PATH_ID)
+    if lower is None or upper is None or lower != upper:
+        return None
+    return lower.decode("utf-8", errors="replace")
+
+
+def _position_deletes(files: SnapshotFiles, data: list[DataFile],
+                      positions: list[tuple[ContentFile, PositionDeleteFile]],
+                      dvs: list[DeletionVectorRef]) -> list[DataFile]:
+    """``data`` with the position deletes Iceberg's ``DeleteFileIndex`` attaches: the file's
+    DV if it has one, else the file-scoped position delete files naming it and the
+    partition-scoped ones of its spec and partition, whose data sequence number is at least
+    the data file's (and above 0: Iceberg's index skips older delete files)."""
+    by_path: dict[str, list[PositionDeleteFile]] = {}
+    by_partition: dict[tuple[int, tuple[tuple[str, Any], ...]], list[PositionDeleteFile]] = {}
+    for entry, converted in positions:
+        if entry.sequence_number <= 0:
+            continue
+        if converted.referenced_data_file is not None:
+            by_path.setdefault(converted.referenced_data_file, []).append(converted)
+        else:
+            by_partition.setdefault(_partition_of(entry), []).append(converted)
+    dv_by_path = {dv.data_file: dv for dv in dvs}
+    out = []
+    for f in data:
+        dv = dv_by_path.get(f.location)
+        if dv is not None:
+            out.append(replace(f, deletion_vector=dv))
+            continue
+        candidates = (by_partition.get(_partition_of(files.data_files[f.location]), [])
+                      + by_path.get(f.location, []))
+        out.append(replace(f, position_deletes=tuple(
+            d for d in candidates if d.sequence_number >= f.sequence_number)))
     return out
 
 
@@ -324,8 +480,9 @@ def plan_snapshot(metadata: TableMetadata, table_dir: Path, mapper: PathMapper,
                               f"supported (supported: {', '.join(sorted(DATA_FORMATS))})",
                               code="stats.format")
         data.append(DataFile(entry.path, _local(mapper, entry.path), fmt,
-                             entry.record_count, entry.sequence_number))
-    positions: list[PositionDeleteFile] = []
+                             entry.record_count, entry.sequence_number,
+                             file_size=entry.file_size, split_offsets=entry.split_offsets))
+    positions: list[tuple[ContentFile, PositionDeleteFile]] = []
     dvs: list[DeletionVectorRef] = []
     for entry in files.delete_files:
         if entry.is_dv:
@@ -340,14 +497,17 @@ def plan_snapshot(metadata: TableMetadata, table_dir: Path, mapper: PathMapper,
                                          entry.content_offset, entry.content_size,
                                          entry.record_count))
         elif entry.content != CONTENT_EQUALITY_DELETES:
-            positions.append(PositionDeleteFile(entry.path, _local(mapper, entry.path),
-                                                entry.file_format.lower(), entry.record_count,
-                                                entry.sequence_number))
+            positions.append((entry, PositionDeleteFile(
+                entry.path, _local(mapper, entry.path), entry.file_format.lower(),
+                entry.record_count, entry.sequence_number, entry.file_size,
+                referenced_data_file(entry))))
     data = _equality_deletes(metadata, mapper, metadata.schema_for(snapshot.snapshot_id)[1],
                              files, data)
+    data = _position_deletes(files, data, positions, dvs)
     equality = {d.location: d for f in data for d in f.equality_deletes}
     return StatsPlan(table_dir, metadata, mapper, snapshot, schema_id, chosen, skipped,
-                     tuple(data), tuple(positions), tuple(dvs), tuple(equality.values()))
+                     tuple(data), tuple(p for _, p in positions), tuple(dvs),
+                     tuple(equality.values()))
 
 
 def load_table(path: str | os.PathLike[str], relocate: list[tuple[str, str]] | None = None

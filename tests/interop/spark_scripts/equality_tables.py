@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
+from script_session import session
 
 TABLE = "eq_v2"
 COLUMNS = ("id INT, cat INT, name STRING, code INT, dt DATE, amount DECIMAL(10,2), "
@@ -185,17 +186,8 @@ def statistics(spark: SparkSession) -> dict[str, Any]:
     return {"current-snapshot-id": int(current.snapshotId()), "statistics": stats}
 
 
-def session(conf: dict[str, str]) -> SparkSession:
-    builder = SparkSession.builder.appName("puffin-cli equality tables")
-    for key, value in conf.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
 def build(out: Path, conf: dict[str, str]) -> None:
-    spark = session(conf)
+    spark = session("puffin-cli equality tables", conf)
     build_table(spark)
     info = statistics(spark)
     frame = spark.table(f"local.db.{TABLE}")
