@@ -198,6 +198,28 @@ def hash_matrix(rows: npt.NDArray[np.uint8]) -> UInt64Array:
     return result
 
 
+def hash_ragged(buffer: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
+                lengths: npt.NDArray[np.int64]) -> UInt64Array:
+    """Vectorized :func:`hash_values` of the byte strings ``buffer[starts[i]:starts[i] +
+    lengths[i]]``, in order (no string is skipped: leave empty ones out before). Strings of
+    one length are hashed together with :func:`hash_matrix`."""
+    import numpy as np
+
+    out = np.empty(lengths.size, dtype=np.uint64)
+    if lengths.size == 0:
+        return out
+    order = np.argsort(lengths, kind="stable")
+    ordered = lengths[order]
+    bounds = np.flatnonzero(np.diff(ordered)) + 1
+    for first, stop in zip(np.concatenate(([0], bounds)).tolist(),
+                           np.concatenate((bounds, [ordered.size])).tolist(), strict=True):
+        rows = order[first:stop]
+        width = int(ordered[first])
+        index = starts[rows, None] + np.arange(width, dtype=np.int64)
+        out[rows] = hash_matrix(buffer[index])
+    return out
+
+
 def hash_iceberg_values(iceberg_type: IcebergType, values: Any) -> UInt64Array:
     """Serialize and hash non-null values of one Iceberg type, in order.
 
@@ -303,13 +325,15 @@ class AlphaSketch:
         import numpy as np
 
         stream = np.asarray(hashes, dtype=np.uint64)
-        stream = stream[stream != 0]  # DataSketches rejects a zero hash
-        if stream.size == 0:
+        nonzero = stream != 0  # DataSketches rejects a zero hash
+        if not nonzero.any():
             return
         self._empty = False
+        # Hashes at or above theta are rejected whenever they arrive: drop them before the
+        # (sorting) search for first arrivals, which keeps the others' order.
+        stream = stream[nonzero & (stream < np.uint64(self.theta_long))]
         _, first_seen = np.unique(stream, return_index=True)
         arrivals = stream[np.sort(first_seen)]  # distinct, in order of first arrival
-        arrivals = arrivals[arrivals < np.uint64(self.theta_long)]
         arrivals = arrivals[~np.isin(arrivals, self._retained, assume_unique=True)]
         free = min(self._free, arrivals.size)
         self._free -= free

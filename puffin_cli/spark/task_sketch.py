@@ -1,0 +1,667 @@
+"""What one Spark task of ``puffin stats compute`` runs: read its file slices in order, drop
+deleted rows, and feed one Alpha Theta sketch per column, as Iceberg Java's ``ThetaSketchAgg``
+does over the same rows (see :mod:`puffin_cli.blobs.theta`).
+
+Pure Python (pyarrow, numpy, fastavro; no pyspark): the driver builds :class:`TaskSpec` objects
+and Spark calls :func:`sketch_task` in its Python workers, so everything here pickles.
+
+Reading (columns are matched by Iceberg field ID; a column missing from a file reads as nulls):
+
+- Parquet: the row groups whose midpoint (offset of the first column chunk, its dictionary
+  page if earlier, plus half the group's compressed size) lies in the split's byte range, as
+  parquet-mr's range filter picks them; field IDs from the ``PARQUET:field_id`` metadata.
+- ORC: the stripes whose offset lies in the range (offsets from ``split_offsets``; a split
+  that is not the whole file needs them); column names from ``orc_names``.
+- Avro: the blocks whose preceding sync marker starts in the range (Avro's
+  ``DataFileReader.sync`` / ``pastSync``); field IDs from the writer schema's ``field-id``.
+
+Row positions are positions in the whole file. Deletes: the deletion vector, the rows of
+the position delete files whose ``file_path`` is the slice's ``location`` (the driver passes
+only files that apply: sequence number at least the data file's), and the equality delete
+files (a row is deleted when it equals a delete row on every equality column, null matching
+null). Equality is decided on Iceberg's serialized values, which are equal exactly when the
+values are.
+
+Each value is converted to the column's current Iceberg type (int to long, float to double,
+decimal widening; Parquet millisecond and ORC nanosecond times and timestamps to
+microseconds, rounding down), serialized as Iceberg's single-value serialization and hashed
+vectorized (:func:`~puffin_cli.blobs.theta.hash_matrix`,
+:func:`~puffin_cli.blobs.theta.hash_ragged`) in chunks of :data:`CHUNK_ROWS` rows; nulls and
+empty strings or binaries are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from puffin_cli.blobs.iceberg_values import IcebergType
+from puffin_cli.blobs.theta import AlphaSketch, CompactTheta, hash_matrix, hash_ragged
+from puffin_cli.format.errors import PuffinError
+from puffin_cli.spark.planning import (
+    Column,
+    DeletionVectorRef,
+    EqualityDeleteFile,
+    PositionDeleteFile,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import pyarrow as pa
+
+    BoolArray = npt.NDArray[np.bool_]
+    Int64Array = npt.NDArray[np.int64]
+    UInt8Array = npt.NDArray[np.uint8]
+
+CHUNK_ROWS = 1 << 16
+PARQUET_FIELD_ID = b"PARQUET:field_id"
+AVRO_SYNC_SIZE = 16
+WHOLE_FILE = 1 << 62  # a split length that covers any file
+_FIXED_WIDTH = {"int": "<i4", "date": "<i4", "long": "<i8", "time": "<i8", "timestamp": "<i8",
+                "timestamptz": "<i8", "float": "<f4", "double": "<f8"}
+_MICROS_PER_UNIT = {"s": 1_000_000, "ms": 1_000, "us": 1}
+_DECIMAL_BYTES = 16
+_HEX_DIGITS = b"0123456789abcdef"
+_UUID_DASHES = (8, 12, 16, 20)
+
+
+@dataclass(frozen=True)
+class SliceSpec:
+    """One split of a data file: ``location`` as the manifest names it (position delete rows
+    name it so), ``local`` the path to open, the byte range ``[start, start + length)``."""
+
+    location: str
+    local: str
+    file_format: str  # parquet, orc or avro
+    start: int
+    length: int
+    split_offsets: tuple[int, ...] | None = None
+    deletion_vector: DeletionVectorRef | None = None
+    position_deletes: tuple[PositionDeleteFile, ...] = ()
+    equality_deletes: tuple[EqualityDeleteFile, ...] = ()
+    orc_names: tuple[tuple[int, str], ...] | None = None  # ORC: field ID -> column name
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    slices: tuple[SliceSpec, ...]
+    columns: tuple[Column, ...]
+    uuid_as_string: bool = False
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    rows: int  # live rows read
+    sketches: tuple[CompactTheta, ...]  # per column of the task, in order
+
+
+# --------------------------------------------------------------------------------------------
+# Serialization
+
+
+@dataclass(frozen=True)
+class _Serialized:
+    """Every row's serialized value: a ``(n, width)`` matrix (``fixed``), or byte strings
+    ``buffer[starts[i]:starts[i] + lengths[i]]``; null rows are zeros / empty, ``valid`` false."""
+
+    valid: BoolArray
+    fixed: UInt8Array | None = None
+    buffer: UInt8Array | None = None
+    starts: Int64Array | None = None
+    lengths: Int64Array | None = None
+
+    def hashes(self, keep: BoolArray) -> npt.NDArray[np.uint64]:
+        """Hashes of the kept non-null, non-empty values, in row order."""
+        chosen = self.valid & keep
+        if self.fixed is not None:
+            return hash_matrix(self.fixed[chosen])
+        assert self.buffer is not None and self.starts is not None and self.lengths is not None
+        chosen &= self.lengths > 0
+        return hash_ragged(self.buffer, self.starts[chosen], self.lengths[chosen])
+
+    def key(self) -> pa.Array:
+        """The serialized values as one Arrow binary array (null rows empty), for joins."""
+        import numpy as np
+        import pyarrow as pa
+
+        if self.fixed is not None:
+            rows, width = self.fixed.shape
+            data = pa.py_buffer(np.ascontiguousarray(self.fixed))
+            return pa.Array.from_buffers(pa.binary(width), rows, [None, data])
+        assert self.buffer is not None and self.starts is not None and self.lengths is not None
+        offsets = np.zeros(self.lengths.size + 1, dtype=np.int64)
+        np.cumsum(self.lengths, out=offsets[1:])
+        shift = np.repeat(self.starts - offsets[:-1], self.lengths)
+        data = self.buffer[np.arange(int(offsets[-1]), dtype=np.int64) + shift]
+        return pa.Array.from_buffers(pa.large_binary(), self.lengths.size,
+                                     [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def _plain(array: Any) -> Any:
+    """A plain Arrow array: chunks combined, dictionaries decoded, extension storage."""
+    import pyarrow as pa
+
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if isinstance(array.type, pa.ExtensionType):
+        array = array.storage
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    return array
+
+
+def _filled_numpy(array: Any, zero: Any) -> Any:
+    if array.null_count:
+        array = array.fill_null(zero)
+    return array.to_numpy(zero_copy_only=False)
+
+
+def _integers(iceberg_type: IcebergType, array: Any) -> Any:
+    """int64 (or int32) numpy values of an integer-like column in the type's unit (micros)."""
+    import numpy as np
+    import pyarrow as pa
+
+    kind = array.type
+    if pa.types.is_timestamp(kind) or pa.types.is_time(kind):
+        values = _filled_numpy(array.cast(pa.int64()), 0)
+        if kind.unit == "ns":
+            return values // 1000
+        return values * np.int64(_MICROS_PER_UNIT[kind.unit])
+    if pa.types.is_date32(kind):
+        return _filled_numpy(array.cast(pa.int32()), 0)
+    if pa.types.is_integer(kind):
+        return _filled_numpy(array, 0)
+    raise PuffinError(f"column of type {iceberg_type} holds Arrow type {kind}",
+                      code="stats.column-type")
+
+
+def _numbers(iceberg_type: IcebergType, array: Any) -> UInt8Array:
+    """The ``(n, width)`` serialization of a fixed-width numeric column (nulls zero)."""
+    import numpy as np
+    import pyarrow as pa
+
+    dtype = _FIXED_WIDTH[iceberg_type.name]
+    if iceberg_type.name in ("float", "double"):
+        if not pa.types.is_floating(array.type):
+            raise PuffinError(f"column of type {iceberg_type} holds Arrow type {array.type}",
+                              code="stats.column-type")
+        values = _filled_numpy(array, 0.0)  # raw bits kept: -0.0 and NaN payloads
+    else:
+        values = _integers(iceberg_type, array)
+    converted = np.ascontiguousarray(values, dtype=dtype)
+    result: UInt8Array = converted.view(np.uint8).reshape(-1, np.dtype(dtype).itemsize)
+    return result
+
+
+def _ragged(array: Any) -> tuple[UInt8Array, Int64Array, Int64Array]:
+    """(buffer, starts, lengths) of a binary-like Arrow array (null rows get length 0)."""
+    import numpy as np
+    import pyarrow as pa
+
+    kind = array.type
+    rows = len(array)
+    if pa.types.is_fixed_size_binary(kind):
+        width = kind.byte_width
+        data = array.buffers()[1]
+        buffer = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+        starts = (np.arange(rows, dtype=np.int64) + array.offset) * width
+        lengths = np.full(rows, width, dtype=np.int64)
+    else:
+        if not (pa.types.is_string(kind) or pa.types.is_binary(kind)
+                or pa.types.is_large_string(kind) or pa.types.is_large_binary(kind)):
+            if not (pa.types.is_string_view(kind) or pa.types.is_binary_view(kind)):
+                raise PuffinError(f"a string or binary column holds Arrow type {kind}",
+                                  code="stats.column-type")
+            array = array.cast(pa.large_binary())
+            kind = array.type
+        width = 8 if pa.types.is_large_string(kind) or pa.types.is_large_binary(kind) else 4
+        _, offsets_buffer, data = array.buffers()
+        offsets = np.frombuffer(offsets_buffer, f"<i{width}", rows + 1,
+                                array.offset * width).astype(np.int64)
+        buffer = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+        starts = offsets[:-1]
+        lengths = np.diff(offsets)
+    if array.null_count:
+        lengths[~array.is_valid().to_numpy(zero_copy_only=False)] = 0
+    return buffer, starts, lengths
+
+
+def _gather(buffer: UInt8Array, starts: Int64Array, width: int) -> UInt8Array:
+    import numpy as np
+
+    index = starts[:, None] + np.arange(width, dtype=np.int64)
+    np.clip(index, 0, max(buffer.size - 1, 0), out=index)
+    result: UInt8Array = buffer[index] if buffer.size else np.zeros(index.shape, np.uint8)
+    return result
+
+
+def _decimal_matrix(iceberg_type: IcebergType, array: Any, valid: BoolArray) -> UInt8Array:
+    """Unscaled values as 16-byte big-endian two's complement rows (null rows zero)."""
+    import numpy as np
+    import pyarrow as pa
+
+    kind = array.type
+    rows = len(array)
+    if pa.types.is_decimal(kind):
+        if kind.scale != iceberg_type.scale:
+            raise PuffinError(f"column of type {iceberg_type} holds Arrow type {kind} (another "
+                              "scale)", code="stats.column-type")
+        width = kind.byte_width
+        little = np.frombuffer(array.buffers()[1], np.uint8, rows * width,
+                               array.offset * width).reshape(rows, width)
+        if width >= _DECIMAL_BYTES:
+            little = little[:, :_DECIMAL_BYTES]
+        else:
+            sign = np.where(little[:, -1:] >= 0x80, np.uint8(0xFF), np.uint8(0))
+            little = np.hstack([little, np.repeat(sign, _DECIMAL_BYTES - width, axis=1)])
+        matrix: UInt8Array = np.ascontiguousarray(little[:, ::-1])
+    else:  # big-endian two's complement bytes (Avro bytes or fixed)
+        buffer, starts, lengths = _ragged(array)
+        if lengths.size and int(lengths.max()) > _DECIMAL_BYTES:
+            raise PuffinError(f"a {iceberg_type} value has more than 16 bytes",
+                              code="stats.column-type")
+        first = _gather(buffer, starts, 1)[:, 0]
+        negative = (first >= 0x80) & (lengths > 0)
+        matrix = np.where(negative[:, None], np.uint8(0xFF), np.uint8(0)).astype(np.uint8)
+        matrix = np.repeat(matrix, _DECIMAL_BYTES, axis=1)
+        row = np.repeat(np.arange(rows, dtype=np.int64), lengths)
+        within = np.arange(row.size, dtype=np.int64) - np.repeat(np.cumsum(lengths) - lengths,
+                                                                  lengths)
+        target = row * _DECIMAL_BYTES + _DECIMAL_BYTES - lengths[row] + within
+        matrix.reshape(-1)[target] = buffer[starts[row] + within]
+    matrix[~valid] = 0
+    return matrix
+
+
+def _minimal_decimals(matrix: UInt8Array, valid: BoolArray) -> _Serialized:
+    """Java's ``BigInteger.toByteArray`` of each row: the fewest big-endian bytes."""
+    import numpy as np
+
+    rows = matrix.shape[0]
+    negative = matrix[:, 0] >= 0x80
+    magnitude = np.where(negative[:, None], ~matrix, matrix)
+    nonzero = magnitude != 0
+    first = np.where(nonzero.any(axis=1), nonzero.argmax(axis=1), _DECIMAL_BYTES)
+    needed = _DECIMAL_BYTES - first
+    top = magnitude[np.arange(rows), np.minimum(first, _DECIMAL_BYTES - 1)]
+    lengths = np.where(needed == 0, 1, needed + (top >= 0x80)).astype(np.int64)
+    starts = np.arange(rows, dtype=np.int64) * _DECIMAL_BYTES + _DECIMAL_BYTES - lengths
+    lengths[~valid] = 0
+    return _Serialized(valid, buffer=matrix.reshape(-1), starts=starts, lengths=lengths)
+
+
+def _uuid_text(matrix: UInt8Array) -> UInt8Array:
+    """Canonical lower-case text (36 bytes) of 16-byte big-endian UUID rows."""
+    import numpy as np
+
+    digits = np.frombuffer(_HEX_DIGITS, np.uint8)
+    hexed = np.empty((matrix.shape[0], 32), dtype=np.uint8)
+    hexed[:, 0::2] = digits[matrix >> 4]
+    hexed[:, 1::2] = digits[matrix & 0x0F]
+    parts = np.split(hexed, _UUID_DASHES, axis=1)
+    dash = np.full((matrix.shape[0], 1), ord("-"), dtype=np.uint8)
+    return np.ascontiguousarray(np.hstack([parts[0], dash, parts[1], dash, parts[2], dash,
+                                           parts[3], dash, parts[4]]))
+
+
+def _missing(iceberg_type: IcebergType, rows: int, uuid_as_string: bool) -> _Serialized:
+    """A column of nulls, shaped as the type's serialization (for joins with present ones)."""
+    import numpy as np
+
+    valid = np.zeros(rows, dtype=bool)
+    name = iceberg_type.name
+    if name == "boolean" or name in _FIXED_WIDTH or (name == "uuid" and uuid_as_string):
+        width = 1 if name == "boolean" else 36 if name == "uuid" else iceberg_type.width
+        return _Serialized(valid, fixed=np.zeros((rows, width or 0), np.uint8))
+    empty = np.zeros(rows, dtype=np.int64)
+    return _Serialized(valid, buffer=np.zeros(0, np.uint8), starts=empty, lengths=empty.copy())
+
+
+def serialize_column(iceberg_type: IcebergType, array: Any, rows: int,
+                     uuid_as_string: bool = False) -> _Serialized:
+    """Iceberg's serialization of every row of ``array`` (``None``: a missing column)."""
+    import numpy as np
+    import pyarrow as pa
+
+    if array is None or pa.types.is_null(array.type):
+        return _missing(iceberg_type, rows, uuid_as_string)
+    array = _plain(array)
+    valid = (array.is_valid().to_numpy(zero_copy_only=False) if array.null_count
+             else np.ones(rows, dtype=bool))
+    name = iceberg_type.name
+    if name == "boolean":
+        if not pa.types.is_boolean(array.type):
+            raise PuffinError(f"column of type boolean holds Arrow type {array.type}",
+                              code="stats.column-type")
+        flags = _filled_numpy(array, False).astype(np.uint8).reshape(-1, 1)
+        return _Serialized(valid, fixed=flags)
+    if name in _FIXED_WIDTH:
+        return _Serialized(valid, fixed=_numbers(iceberg_type, array))
+    if name == "decimal":
+        return _minimal_decimals(_decimal_matrix(iceberg_type, array, valid), valid)
+    buffer, starts, lengths = _ragged(array)
+    if name == "uuid" and uuid_as_string:
+        if np.any(lengths[valid] != 16):
+            raise PuffinError("a uuid value is not 16 bytes", code="stats.column-type")
+        return _Serialized(valid, fixed=_uuid_text(_gather(buffer, starts, 16)))
+    return _Serialized(valid, buffer=buffer, starts=starts, lengths=lengths)
+
+
+# --------------------------------------------------------------------------------------------
+# Reading
+
+
+def _read_error(path: str, fmt: str, exc: Exception) -> PuffinError:
+    if isinstance(exc, FileNotFoundError):
+        return PuffinError(f"{fmt} file not found", code="stats.read", path=path)
+    return PuffinError(f"cannot read the {fmt} file: {exc}", code="stats.read", path=path)
+
+
+def _named(batch: Any, names: dict[int, str]) -> dict[int, Any]:
+    """Field ID -> column of a batch read with columns named by ``names``."""
+    return {fid: batch.column(name) for fid, name in names.items()}
+
+
+def _parquet_ids(schema: Any) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for f in schema:
+        raw = (f.metadata or {}).get(PARQUET_FIELD_ID)
+        if raw is not None:
+            out.setdefault(int(raw), f.name)
+    return out
+
+
+def _parquet_batches(s: SliceSpec, ids: Sequence[int], whole: bool
+                     ) -> Iterator[tuple[int, int, dict[int, Any]]]:
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(s.local)
+    present = _parquet_ids(pf.schema_arrow)
+    names = {fid: present[fid] for fid in ids if fid in present}
+    meta = pf.metadata
+    position = 0
+    for group in range(meta.num_row_groups):
+        rg = meta.row_group(group)
+        if whole or s.start <= _row_group_midpoint(rg) < s.start + s.length:
+            first = position
+            for batch in pf.iter_batches(batch_size=CHUNK_ROWS, row_groups=[group],
+                                         columns=list(names.values()), use_threads=False):
+                yield first, batch.num_rows, _named(batch, names)
+                first += batch.num_rows
+        position += rg.num_rows
+
+
+def _row_group_midpoint(rg: Any) -> int:
+    """parquet-mr's midpoint: first column chunk's start + total compressed size / 2."""
+    first = rg.column(0)
+    start = int(first.data_page_offset)
+    if first.has_dictionary_page and 0 <= first.dictionary_page_offset < start:
+        start = int(first.dictionary_page_offset)
+    total = sum(int(rg.column(i).total_compressed_size) for i in range(rg.num_columns))
+    return start + total // 2
+
+
+def _orc_batches(s: SliceSpec, ids: Sequence[int], whole: bool
+                 ) -> Iterator[tuple[int, int, dict[int, Any]]]:
+    import pyarrow.orc as po
+
+    orc = po.ORCFile(s.local)
+    in_file = set(orc.schema.names)
+    names = {fid: name for fid, name in (s.orc_names or ()) if fid in ids and name in in_file}
+    if whole:
+        chosen = set(range(orc.nstripes))
+    elif s.split_offsets is not None and len(s.split_offsets) == orc.nstripes:
+        end = s.start + s.length
+        chosen = {i for i, offset in enumerate(s.split_offsets) if s.start <= offset < end}
+    else:
+        raise PuffinError(f"cannot read bytes {s.start} to {s.start + s.length} of this ORC "
+                          "file alone: a split needs the stripe offsets (split_offsets with "
+                          f"one offset per stripe, {orc.nstripes})", code="stats.split",
+                          path=s.local)
+    position = 0
+    for stripe in range(orc.nstripes):
+        if stripe not in chosen:  # its rows count for positions (pyarrow has no stripe sizes)
+            position += orc.read_stripe(stripe, columns=orc.schema.names[:1]).num_rows
+            continue
+        whole_stripe = orc.read_stripe(stripe, columns=list(names.values()))
+        for first in range(0, whole_stripe.num_rows, CHUNK_ROWS):
+            batch = whole_stripe.slice(first, CHUNK_ROWS)
+            yield position, batch.num_rows, _named(batch, names)
+            position += batch.num_rows
+
+
+def _strip_logical_types(schema: Any) -> Any:
+    """The schema without ``logicalType`` keys: fastavro then returns raw values."""
+    if isinstance(schema, dict):
+        return {k: _strip_logical_types(v) for k, v in schema.items() if k != "logicalType"}
+    if isinstance(schema, list):
+        return [_strip_logical_types(v) for v in schema]
+    return schema
+
+
+def _avro_batches(s: SliceSpec, ids: Sequence[int], whole: bool
+                  ) -> Iterator[tuple[int, int, dict[int, Any]]]:
+    import fastavro
+    import pyarrow as pa
+
+    with open(s.local, "rb") as source:
+        blocks = fastavro.block_reader(source)
+        writer = blocks.writer_schema
+        fields = writer.get("fields", []) if isinstance(writer, dict) else []
+        names = {f["field-id"]: f["name"] for f in fields
+                 if isinstance(f, dict) and f.get("field-id") in ids}
+        raw = fastavro.parse_schema(_strip_logical_types(writer))
+        position = 0
+        pending: list[Any] = []
+        first = 0
+
+        def flush() -> tuple[int, int, dict[int, Any]]:
+            columns = {fid: pa.array([r.get(name) for r in pending])
+                       for fid, name in names.items()}
+            return first, len(pending), columns
+
+        block: Any
+        for block in blocks:
+            inside = whole or s.start <= block.offset - AVRO_SYNC_SIZE < s.start + s.length
+            if inside:
+                if not pending:
+                    first = position
+                data = block.bytes_
+                data.seek(0)
+                pending.extend(fastavro.schemaless_reader(data, raw, None)
+                               for _ in range(block.num_records))
+                if len(pending) >= CHUNK_ROWS:
+                    yield flush()
+                    pending = []
+            elif pending:
+                yield flush()
+                pending = []
+            position += block.num_records
+        if pending:
+            yield flush()
+
+
+_READERS = {"parquet": _parquet_batches, "orc": _orc_batches, "avro": _avro_batches}
+
+
+def read_batches(s: SliceSpec, ids: Sequence[int]) -> Iterator[tuple[int, int, dict[int, Any]]]:
+    """(position of the first row in the file, rows, field ID -> Arrow column) of the split's
+    rows in file order, in batches of at most about :data:`CHUNK_ROWS` rows; columns missing
+    from the file are left out."""
+    reader = _READERS.get(s.file_format)
+    if reader is None:
+        raise PuffinError(f"data file format {s.file_format!r} is not supported "
+                          f"(supported: {', '.join(_READERS)})", code="stats.format",
+                          path=s.local)
+    try:
+        whole = s.start <= 0 and s.start + s.length >= os.path.getsize(s.local)
+        yield from reader(s, ids, whole)
+    except PuffinError:
+        raise
+    except Exception as exc:  # any reader failure becomes one clear error
+        raise _read_error(s.local, s.file_format, exc) from None
+
+
+# --------------------------------------------------------------------------------------------
+# Deletes
+
+
+def _dv_positions(dv: DeletionVectorRef) -> Int64Array:
+    import numpy as np
+
+    from puffin_cli.blobs.deletion_vector import decode_deletion_vector, iter_position_chunks
+    from puffin_cli.format.io import RangeFile
+
+    try:
+        with RangeFile(dv.puffin_local) as source:
+            data = source.read(dv.offset, dv.length)
+        decoded = decode_deletion_vector(data, dv.offset)
+    except PuffinError as exc:
+        raise exc.with_path(dv.puffin_local) from None
+    except OSError as exc:
+        raise _read_error(dv.puffin_local, "puffin", exc) from None
+    parts = list(iter_position_chunks(decoded))
+    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
+
+
+def _position_delete_rows(d: PositionDeleteFile, location: str) -> Int64Array:
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        if d.file_format == "parquet":
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(d.local, columns=["file_path", "pos"],
+                                  filters=[("file_path", "==", location)])
+        elif d.file_format == "orc":
+            import pyarrow.orc as po
+
+            table = po.read_table(d.local, columns=["file_path", "pos"])
+        elif d.file_format == "avro":
+            import fastavro
+
+            with open(d.local, "rb") as source:
+                records: list[Any] = [(r["file_path"], r["pos"])  # type: ignore[index,call-overload]
+                                      for r in fastavro.reader(source)]
+            table = pa.table({"file_path": pa.array([r[0] for r in records], pa.string()),
+                              "pos": pa.array([r[1] for r in records], pa.int64())})
+        else:
+            raise PuffinError(f"position delete file format {d.file_format!r} is not "
+                              "supported (supported: parquet, orc, avro)", code="stats.format",
+                              path=d.local)
+    except PuffinError:
+        raise
+    except Exception as exc:
+        raise _read_error(d.local, d.file_format, exc) from None
+    mine = table.filter(pc.equal(table["file_path"], location))
+    positions: Int64Array = _filled_numpy(_plain(mine["pos"]).cast(pa.int64()), 0)
+    return positions.astype(np.int64)
+
+
+class _Deletes:
+    """The deletes of a task, each delete file read once."""
+
+    def __init__(self) -> None:
+        self._positions: dict[str, Int64Array] = {}
+        self._keys: dict[str, Any] = {}
+
+    def positions(self, s: SliceSpec) -> Int64Array:
+        """Sorted distinct deleted positions of the slice's file."""
+        import numpy as np
+
+        parts = [self._position_file(d, s.location) for d in s.position_deletes]
+        if s.deletion_vector is not None:
+            parts.append(_dv_positions(s.deletion_vector))
+        return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+
+    def _position_file(self, d: PositionDeleteFile, location: str) -> Int64Array:
+        key = f"{d.local}\0{location}"
+        if key not in self._positions:
+            self._positions[key] = _position_delete_rows(d, location)
+        return self._positions[key]
+
+    def equality_keys(self, d: EqualityDeleteFile) -> Any:
+        if d.location not in self._keys:
+            spec = SliceSpec(d.location, d.local, d.file_format, 0, WHOLE_FILE)
+            ids = [c.field_id for c in d.columns]
+            tables = [_key_table(d.columns, columns, rows)
+                      for _, rows, columns in read_batches(spec, ids)]
+            if tables:
+                import pyarrow as pa
+
+                self._keys[d.location] = pa.concat_tables(tables)
+            else:
+                self._keys[d.location] = None
+        return self._keys[d.location]
+
+
+def _key_table(columns: Sequence[Column], arrays: dict[int, Any], rows: int,
+               serialized: dict[int, _Serialized] | None = None) -> Any:
+    """Join keys: per equality column its serialized value and a validity flag."""
+    import pyarrow as pa
+
+    data: dict[str, Any] = {}
+    for i, c in enumerate(columns):
+        ser = (serialized or {}).get(c.field_id)
+        if ser is None:
+            ser = serialize_column(c.type, arrays.get(c.field_id), rows)
+        data[f"k{i}"] = ser.key()
+        data[f"v{i}"] = pa.array(ser.valid)
+    return pa.table(data)
+
+
+def _equality_keep(d: EqualityDeleteFile, keys: Any, arrays: dict[int, Any], rows: int,
+                   serialized: dict[int, _Serialized]) -> BoolArray:
+    import numpy as np
+    import pyarrow as pa
+
+    keep = np.zeros(rows, dtype=bool)
+    left = _key_table(d.columns, arrays, rows, serialized)
+    left = left.append_column("row", pa.array(np.arange(rows, dtype=np.int64)))
+    names = [n for i in range(len(d.columns)) for n in (f"k{i}", f"v{i}")]
+    survivors = left.join(keys, keys=names, join_type="left anti", use_threads=False)
+    keep[survivors["row"].to_numpy()] = True
+    return keep
+
+
+# --------------------------------------------------------------------------------------------
+# The task
+
+
+def sketch_task(spec: TaskSpec) -> TaskResult:
+    """Read the task's slices in order and sketch every column of the live rows."""
+    import numpy as np
+
+    sketches = [AlphaSketch() for _ in spec.columns]
+    by_id = {c.field_id: c for c in spec.columns}
+    deletes = _Deletes()
+    live = 0
+    for s in spec.slices:
+        deleted = deletes.positions(s)
+        equality = [(d, deletes.equality_keys(d)) for d in s.equality_deletes]
+        equality = [(d, k) for d, k in equality if k is not None]
+        ids = list(dict.fromkeys([c.field_id for c in spec.columns]
+                                 + [c.field_id for d, _ in equality for c in d.columns]))
+        for first, rows, arrays in read_batches(s, ids):
+            keep = np.ones(rows, dtype=bool)
+            low, high = np.searchsorted(deleted, [first, first + rows])
+            keep[deleted[low:high] - first] = False
+            serialized = {c.field_id: serialize_column(c.type, arrays.get(c.field_id), rows,
+                                                       spec.uuid_as_string)
+                          for c in spec.columns}
+            # the sketch serialization serves equality too, except uuids hashed as text
+            reusable = {c.field_id: serialized[c.field_id] for c in spec.columns
+                        if not (spec.uuid_as_string and c.type.name == "uuid")}
+            for d, keys in equality:
+                keep &= _equality_keep(d, keys, arrays, rows, {
+                    c.field_id: reusable[c.field_id] for c in d.columns
+                    if c.field_id in reusable and by_id[c.field_id].type == c.type})
+            live += int(keep.sum())
+            for sketch, c in zip(sketches, spec.columns, strict=True):
+                sketch.update(serialized[c.field_id].hashes(keep))
+    return TaskResult(live, tuple(s.result() for s in sketches))

@@ -1,0 +1,379 @@
+"""puffin_cli.spark.task_sketch: one Spark task's reading, deletes and sketches."""
+
+from __future__ import annotations
+
+import datetime as dt
+import pickle
+import struct
+import uuid
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import fastavro
+import numpy as np
+import pyarrow as pa
+import pyarrow.orc as po
+import pyarrow.parquet as pq
+import pytest
+from pyroaring import BitMap64
+
+from puffin_cli.blobs.deletion_vector import encode_deletion_vector
+from puffin_cli.blobs.iceberg_values import IcebergType, serialize_values
+from puffin_cli.blobs.theta import alpha_sketch, hash_values
+from puffin_cli.format.errors import PuffinError
+from puffin_cli.spark.planning import (
+    Column,
+    DeletionVectorRef,
+    EqualityDeleteFile,
+    PositionDeleteFile,
+)
+from puffin_cli.spark.task_sketch import (
+    SliceSpec,
+    TaskSpec,
+    read_batches,
+    serialize_column,
+    sketch_task,
+)
+
+
+def _column(field_id: int, type_text: str) -> Column:
+    return Column(field_id, f"c{field_id}", IcebergType.parse(type_text))
+
+
+def _write_parquet(path: Path, columns: dict[int, pa.Array], **options: Any) -> str:
+    fields = [pa.field(f"col_{fid}", array.type,
+                       metadata={b"PARQUET:field_id": str(fid).encode()})
+              for fid, array in columns.items()]
+    pq.write_table(pa.Table.from_arrays(list(columns.values()), schema=pa.schema(fields)),
+                   path, **options)
+    return str(path)
+
+
+def _whole(local: str, fmt: str = "parquet", **fields: Any) -> SliceSpec:
+    return SliceSpec(local, local, fmt, 0, Path(local).stat().st_size, **fields)
+
+
+def _expected(type_text: str, values: list[Any]) -> np.ndarray[Any, Any]:
+    return hash_values(serialize_values(IcebergType.parse(type_text),
+                                        [v for v in values if v is not None]))
+
+
+def _hashes_of(local: str, fmt: str, column: Column, *, uuid_as_string: bool = False,
+               **fields: Any) -> np.ndarray[Any, Any]:
+    parts = []
+    for _, rows, arrays in read_batches(_whole(local, fmt, **fields), [column.field_id]):
+        serialized = serialize_column(column.type, arrays.get(column.field_id), rows,
+                                      uuid_as_string)
+        parts.append(serialized.hashes(np.ones(rows, dtype=bool)))
+    return np.concatenate(parts)
+
+
+_MICROS = 1_000_000
+_DECIMALS_38 = [Decimal("-12345678901234567890123456.7890123456"), Decimal("0E-10"),
+                Decimal("-1E-10"), Decimal("1.27E-8"), Decimal("1.28E-8"),
+                Decimal("-1.28E-8"), Decimal("-1.29E-8"), None,
+                Decimal("9999999999999999999999999999.9999999999"),
+                Decimal("-9999999999999999999999999999.9999999999")]
+_UUIDS = [uuid.UUID("f79c3e09-677c-4bbd-a479-3f349cb785e7"), None,
+          uuid.UUID("00000000-0000-0000-0000-0000000000ff")]
+
+# (iceberg type, arrow array written to the file, the values as Iceberg sees them)
+_CASES: list[tuple[str, pa.Array, list[Any]]] = [
+    ("boolean", pa.array([True, None, False, True]), [True, None, False, True]),
+    ("int", pa.array([1, None, -5, 2**31 - 1], pa.int32()), [1, None, -5, 2**31 - 1]),
+    ("long", pa.array([1, None, -(2**31)], pa.int32()), [1, None, -(2**31)]),  # promoted
+    ("long", pa.array([2**63 - 1, -7, None], pa.int64()), [2**63 - 1, -7, None]),
+    ("float", pa.array([1.5, -0.0, 0.0, None, float("inf")], pa.float32()),
+     [1.5, -0.0, 0.0, None, float("inf")]),
+    ("double", pa.array([1.1, -0.0, None, 0.0], pa.float64()), [1.1, -0.0, None, 0.0]),
+    ("double", pa.array([0.1, -0.0, None], pa.float32()),  # promoted: float's exact value
+     [float(np.float32(0.1)), -0.0, None]),
+    ("decimal(38,10)", pa.array(_DECIMALS_38, pa.decimal128(38, 10)), _DECIMALS_38),
+    ("decimal(12,2)", pa.array([Decimal("-1.28"), Decimal("99.99"), None],
+                               pa.decimal128(9, 2)),  # promoted precision
+     [Decimal("-1.28"), Decimal("99.99"), None]),
+    ("date", pa.array([dt.date(2024, 1, 31), None, dt.date(1900, 1, 1)]),
+     [dt.date(2024, 1, 31), None, dt.date(1900, 1, 1)]),
+    ("time", pa.array([dt.time(12, 34, 56, 789012), None], pa.time64("us")),
+     [dt.time(12, 34, 56, 789012), None]),
+    ("timestamp", pa.array([1_700_000_000_123_456, -1, None], pa.timestamp("us")),
+     [1_700_000_000_123_456, -1, None]),
+    ("timestamptz", pa.array([1_700_000_000_123_456, None], pa.timestamp("us", "UTC")),
+     [1_700_000_000_123_456, None]),
+    ("timestamp", pa.array([1_700_000_000_123, -1_001], pa.timestamp("ms")),  # MILLIS
+     [1_700_000_000_123_000, -1_001_000]),
+    ("string", pa.array(["a", "", None, "żółw", "x" * 40]), ["a", "", None, "żółw", "x" * 40]),
+    ("binary", pa.array([b"\x00", b"", None, bytes(range(33))]),
+     [b"\x00", b"", None, bytes(range(33))]),
+    ("fixed[3]", pa.array([b"abc", None, b"\x00\x00\x00"], pa.binary(3)),
+     [b"abc", None, b"\x00\x00\x00"]),
+    ("uuid", pa.array([u.bytes if u else None for u in _UUIDS], pa.binary(16)), _UUIDS),
+]
+
+
+@pytest.mark.parametrize(("type_text", "array", "values"), _CASES,
+                         ids=[f"{c[0]}-{c[1].type}" for c in _CASES])
+def test_parquet_values_hash_as_iceberg_serializes_them(
+        tmp_path: Path, type_text: str, array: pa.Array, values: list[Any]) -> None:
+    local = _write_parquet(tmp_path / "d.parquet", {3: array})
+    got = _hashes_of(local, "parquet", _column(3, type_text))
+    assert got.tolist() == _expected(type_text, values).tolist()
+
+
+def test_float_nan_payloads_are_kept(tmp_path: Path) -> None:
+    bits32 = np.array([0x7FC00001, 0x7FC00000, 0xFFC00000], dtype=np.uint32)
+    bits64 = np.array([0x7FF8000000000001, 0x7FF8000000000000, 0x8000000000000000],
+                      dtype=np.uint64)
+    local = _write_parquet(tmp_path / "d.parquet", {1: pa.array(bits32.view(np.float32)),
+                                                   2: pa.array(bits64.view(np.float64))})
+    assert _hashes_of(local, "parquet", _column(1, "float")).tolist() == hash_values(
+        [struct.pack("<I", b) for b in bits32.tolist()]).tolist()
+    assert _hashes_of(local, "parquet", _column(2, "double")).tolist() == hash_values(
+        [struct.pack("<Q", b) for b in bits64.tolist()]).tolist()
+
+
+def test_uuid_as_string_hashes_the_canonical_text(tmp_path: Path) -> None:
+    array = pa.array([u.bytes if u else None for u in _UUIDS], pa.binary(16))
+    local = _write_parquet(tmp_path / "d.parquet", {1: array})
+    got = _hashes_of(local, "parquet", _column(1, "uuid"), uuid_as_string=True)
+    assert got.tolist() == hash_values([str(u).encode() for u in _UUIDS if u]).tolist()
+
+
+def test_orc_values_by_names_and_nanosecond_timestamps(tmp_path: Path) -> None:
+    local = str(tmp_path / "d.orc")
+    ts = pa.array([1_700_000_000_123_456_789, -1, None], pa.timestamp("ns"))
+    po.write_table(pa.table({"a": pa.array([1, None, 3], pa.int32()), "t": ts,
+                             "d": pa.array(_DECIMALS_38[:3], pa.decimal128(38, 10))}), local)
+    names = ((7, "a"), (8, "t"), (9, "d"))
+    assert _hashes_of(local, "orc", _column(7, "long"), orc_names=names).tolist() == \
+        _expected("long", [1, 3]).tolist()
+    assert _hashes_of(local, "orc", _column(8, "timestamp"), orc_names=names).tolist() == \
+        _expected("timestamp", [1_700_000_000_123_456, -1]).tolist()  # floor to micros
+    assert _hashes_of(local, "orc", _column(9, "decimal(38,10)"), orc_names=names).tolist() \
+        == _expected("decimal(38,10)", _DECIMALS_38[:3]).tolist()
+
+
+_AVRO_SCHEMA = {"type": "record", "name": "r", "fields": [
+    {"name": "id", "type": "long", "field-id": 1},
+    {"name": "d", "type": ["null", {"type": "fixed", "name": "dec", "size": 16,
+                                    "logicalType": "decimal", "precision": 38, "scale": 10}],
+     "field-id": 2},
+    {"name": "day", "type": ["null", {"type": "int", "logicalType": "date"}], "field-id": 3},
+    {"name": "u", "type": ["null", {"type": "fixed", "name": "u16", "size": 16,
+                                    "logicalType": "uuid"}], "field-id": 4},
+    {"name": "s", "type": ["null", "string"], "field-id": 5},
+]}
+
+
+def _uuid_bytes(value: uuid.UUID | None) -> bytes | None:
+    return value.bytes if value is not None else None
+
+
+def _write_avro(path: Path, rows: int, sync_interval: int = 16_000) -> str:
+    records = [{"id": i, "d": _DECIMALS_38[i % len(_DECIMALS_38)],
+                "day": dt.date(2020, 1, 1) + dt.timedelta(days=i % 50) if i % 7 else None,
+                "u": _uuid_bytes(_UUIDS[i % 3]),
+                "s": "" if i % 5 == 0 else f"v{i}"} for i in range(rows)]
+    with open(path, "wb") as out:
+        fastavro.writer(out, _AVRO_SCHEMA, records, sync_interval=sync_interval)
+    return str(path)
+
+
+def test_avro_values_by_field_id(tmp_path: Path) -> None:
+    local = _write_avro(tmp_path / "d.avro", 300)
+    rows = range(300)
+    cases: list[tuple[str, int, list[Any]]] = [
+             ("long", 1, list(rows)),
+             ("decimal(38,10)", 2, [_DECIMALS_38[i % len(_DECIMALS_38)] for i in rows]),
+             ("date", 3, [dt.date(2020, 1, 1) + dt.timedelta(days=i % 50) if i % 7 else None
+                          for i in rows]),
+             ("uuid", 4, [_UUIDS[i % 3] for i in rows]),
+             ("string", 5, ["" if i % 5 == 0 else f"v{i}" for i in rows])]
+    for type_text, fid, values in cases:
+        got = _hashes_of(local, "avro", _column(fid, type_text))
+        assert got.tolist() == _expected(type_text, values).tolist(), type_text
+
+
+def test_avro_split_reads_blocks_whose_sync_marker_starts_in_range(tmp_path: Path) -> None:
+    local = _write_avro(tmp_path / "d.avro", 2000, sync_interval=2000)
+    with open(local, "rb") as source:
+        blocks = [(b.offset, b.num_records) for b in fastavro.block_reader(source)]
+    assert len(blocks) > 4
+    # bytes from the sync marker before block 2 to the one before block 4 (exclusive)
+    start, end = blocks[2][0] - 16, blocks[4][0] - 16
+    spec = SliceSpec(local, local, "avro", start, end - start)
+    got = [(first, rows) for first, rows, _ in read_batches(spec, [1])]
+    first_row = blocks[0][1] + blocks[1][1]
+    assert got == [(first_row, blocks[2][1] + blocks[3][1])]
+    shifted = SliceSpec(local, local, "avro", start + 1, end - start)  # marker 2 now outside
+    assert [(f, r) for f, r, _ in read_batches(shifted, [1])] == [
+        (first_row + blocks[2][1], blocks[3][1] + blocks[4][1])]
+
+
+def test_missing_column_reads_as_nulls(tmp_path: Path) -> None:
+    local = _write_parquet(tmp_path / "d.parquet", {1: pa.array([1, 2, 3], pa.int64())})
+    result = sketch_task(TaskSpec((_whole(local),), (_column(1, "long"), _column(2, "string"))))
+    assert result.rows == 3
+    assert result.sketches[0].hashes.tolist() == sorted(_expected("long", [1, 2, 3]).tolist())
+    assert result.sketches[1].empty
+
+
+def _parquet_ids(tmp_path: Path, rows: int, row_group_size: int) -> str:
+    return _write_parquet(tmp_path / "d.parquet",
+                          {1: pa.array(np.arange(rows, dtype=np.int64)),
+                           2: pa.array([f"s{i % 11}" if i % 13 else None for i in range(rows)])},
+                          row_group_size=row_group_size)
+
+
+def _sketch_of(values: list[int]) -> tuple[int, list[int]]:
+    sketch = alpha_sketch(_expected("long", values))
+    return sketch.theta_long, sketch.hashes.tolist()
+
+
+def _group_starts(local: str) -> list[int]:
+    meta = pq.ParquetFile(local).metadata
+    return [min(meta.row_group(g).column(0).data_page_offset,
+                meta.row_group(g).column(0).dictionary_page_offset or 1 << 62)
+            for g in range(meta.num_row_groups)]
+
+
+def test_split_ranges_pick_row_groups_by_midpoint(tmp_path: Path) -> None:
+    local = _parquet_ids(tmp_path, 1000, 200)
+    starts = _group_starts(local)
+    assert len(starts) == 5
+    # from the start of group 1 to the start of group 3: groups 1 and 2 have their midpoints
+    spec = SliceSpec(local, local, "parquet", starts[1], starts[3] - starts[1])
+    assert [(f, r) for f, r, _ in read_batches(spec, [1])] == [(200, 200), (400, 200)]
+    # a range holding the start of group 3 but not its midpoint reads nothing
+    spec = SliceSpec(local, local, "parquet", starts[3] - 10, 20)
+    assert list(read_batches(spec, [1])) == []
+
+
+def _dv_file(tmp_path: Path, data_file: str, positions: list[int]) -> DeletionVectorRef:
+    blob = encode_deletion_vector(BitMap64(positions))
+    path = tmp_path / "dv.puffin"
+    path.write_bytes(b"PFA1" + b"\x00" * 6 + blob)
+    return DeletionVectorRef(data_file, str(path), 10, len(blob), len(positions))
+
+
+def test_deletion_vector_positions_count_rows_before_the_split(tmp_path: Path) -> None:
+    local = _parquet_ids(tmp_path, 1000, 200)
+    starts = _group_starts(local)
+    dv = _dv_file(tmp_path, local, [0, 5, 399, 400, 401, 599, 600, 999])
+    spec = SliceSpec(local, local, "parquet", starts[2], starts[3] - starts[2],
+                     deletion_vector=dv)
+    result = sketch_task(TaskSpec((spec,), (_column(1, "long"),)))
+    expected = [i for i in range(400, 600) if i not in (400, 401, 599)]
+    assert result.rows == len(expected)
+    assert (result.sketches[0].theta_long, result.sketches[0].hashes.tolist()) == \
+        _sketch_of(expected)
+
+
+def test_position_delete_files_keep_only_rows_of_this_file(tmp_path: Path) -> None:
+    local = _parquet_ids(tmp_path, 300, 100)
+    deletes = {}
+    for fmt in ("parquet", "orc", "avro"):
+        path = tmp_path / f"pos.{fmt}"
+        paths = [local, "s3://other/file.parquet", local, local]
+        positions = [3, 4, 250, 299] if fmt == "parquet" else [7, 8, 9, 10]
+        if fmt == "parquet":
+            pq.write_table(pa.table({"file_path": paths, "pos": positions}), path)
+        elif fmt == "orc":
+            po.write_table(pa.table({"file_path": paths, "pos": positions}), str(path))
+        else:
+            schema = {"type": "record", "name": "d", "fields": [
+                {"name": "file_path", "type": "string", "field-id": 2147483546},
+                {"name": "pos", "type": "long", "field-id": 2147483545}]}
+            with open(path, "wb") as out:
+                fastavro.writer(out, schema, [{"file_path": f, "pos": p}
+                                              for f, p in zip(paths, positions, strict=True)])
+        deletes[fmt] = PositionDeleteFile(str(path), str(path), fmt, 4, 2)
+    spec = _whole(local, position_deletes=tuple(deletes.values()))
+    result = sketch_task(TaskSpec((spec,), (_column(1, "long"),)))
+    # the other file's rows (4 in parquet, 8 in the others) are not this file's
+    expected = [i for i in range(300) if i not in (3, 250, 299, 7, 9, 10)]
+    assert result.rows == len(expected)
+    assert result.sketches[0].hashes.tolist() == _sketch_of(expected)[1]
+
+
+def test_equality_deletes_match_all_columns_with_null_equal_to_null(tmp_path: Path) -> None:
+    ids = [1, 2, 3, 4, 5, 6]
+    names = ["a", None, "b", None, "a", ""]
+    local = _write_parquet(tmp_path / "d.parquet", {1: pa.array(ids, pa.int32()),
+                                                   2: pa.array(names)})
+    delete_path = _write_parquet(tmp_path / "eq.parquet", {
+        1: pa.array([1, 2, 4, 6, 5], pa.int64()),
+        2: pa.array(["a", None, "x", None, None])})
+    columns = (_column(1, "long"), _column(2, "string"))
+    eq = EqualityDeleteFile(delete_path, delete_path, "parquet", 5, 3, columns, None)
+    result = sketch_task(TaskSpec((_whole(local, equality_deletes=(eq,)),), (columns[0],)))
+    # (1, a) and (2, null) match; (4, null) vs (4, x), (5, a) vs (5, null), (6, "") vs null not
+    assert result.rows == 4
+    assert result.sketches[0].hashes.tolist() == _sketch_of([3, 4, 5, 6])[1]
+
+    one_column = EqualityDeleteFile(delete_path, delete_path, "parquet", 5, 3, (columns[1],),
+                                    None)
+    result = sketch_task(TaskSpec((_whole(local, equality_deletes=(one_column,)),), columns))
+    assert result.rows == 2  # names a, null, x: rows 1, 2, 4, 5 deleted
+    assert result.sketches[0].hashes.tolist() == _sketch_of([3, 6])[1]
+    assert result.sketches[1].hashes.tolist() == sorted(_expected("string", ["b"]).tolist())
+
+
+def test_task_sketch_is_the_alpha_sketch_of_the_rows_in_order(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    first = rng.integers(0, 2**40, 9000)
+    second = rng.integers(0, 2**40, 7000)
+    a = _write_parquet(tmp_path / "a.parquet", {1: pa.array(first)}, row_group_size=3000)
+    b = _write_parquet(tmp_path / "b.parquet", {1: pa.array(second)}, row_group_size=3000)
+    spec = TaskSpec((_whole(b), _whole(a)), (_column(1, "long"),))
+    result = sketch_task(pickle.loads(pickle.dumps(spec)))
+    expected = alpha_sketch(_expected("long", second.tolist() + first.tolist()))
+    assert result.rows == 16000
+    assert result.sketches[0].theta_long == expected.theta_long < 2**63 - 1
+    assert result.sketches[0].hashes.tolist() == expected.hashes.tolist()
+    assert pickle.loads(pickle.dumps(result)).sketches[0].to_bytes() == expected.to_bytes()
+
+
+def test_errors_name_the_file(tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.parquet")
+    with pytest.raises(PuffinError) as err:
+        sketch_task(TaskSpec((SliceSpec(missing, missing, "parquet", 0, 10),),
+                             (_column(1, "long"),)))
+    assert str(err.value) == f"{missing}: parquet file not found"
+    assert err.value.code == "stats.read"
+
+    local = _parquet_ids(tmp_path, 10, 10)
+    with pytest.raises(PuffinError) as err:
+        list(read_batches(_whole(local, "csv"), [1]))
+    assert str(err.value) == (f"{local}: data file format 'csv' is not supported "
+                              "(supported: parquet, orc, avro)")
+
+    orc = str(tmp_path / "d.orc")
+    po.write_table(pa.table({"a": [1, 2]}), orc)
+    with pytest.raises(PuffinError) as err:
+        list(read_batches(SliceSpec(orc, orc, "orc", 3, 5), [1]))
+    assert str(err.value) == (f"{orc}: cannot read bytes 3 to 8 of this ORC file alone: a "
+                              "split needs the stripe offsets (split_offsets with one offset "
+                              "per stripe, 1)")
+
+    garbage = tmp_path / "bad.parquet"
+    garbage.write_bytes(b"not parquet at all")
+    with pytest.raises(PuffinError) as err:
+        list(read_batches(_whole(str(garbage)), [1]))
+    assert str(err.value).startswith(f"{garbage}: cannot read the parquet file: ")
+
+
+def test_orc_split_offsets_pick_stripes_and_count_earlier_rows(tmp_path: Path) -> None:
+    local = str(tmp_path / "d.orc")
+    po.write_table(pa.table({"a": np.arange(50_000, dtype=np.int64)}), local,
+                   stripe_size=64 * 1024)
+    stripes = po.ORCFile(local).nstripes
+    assert stripes >= 3
+    offsets = tuple(range(3, 3 + 100 * stripes, 100))  # one per stripe, as the manifest has
+    spec = SliceSpec(local, local, "orc", 103, 100, split_offsets=offsets,
+                     orc_names=((1, "a"),))
+    batches = list(read_batches(spec, [1]))
+    rows_before = po.ORCFile(local).read_stripe(0).num_rows
+    assert batches[0][0] == rows_before
+    assert batches[0][2][1].to_pylist()[0] == rows_before
