@@ -32,7 +32,6 @@ from puffin_cli.analysis.table_metadata import (
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.spark.equality import check_delete_file_columns, equality_groups
 from puffin_cli.spark.planning import (
     Column,
     EqualityDeleteFile,
@@ -198,7 +197,6 @@ def test_plan_lists_the_deletes_of_each_data_file() -> None:
     assert (by_path["/t/d1"].partition_key, by_path["/t/d2"].partition_key,
             by_path["/t/d3"].partition_key) == (0, 1, 0)
     assert result.equality_deletes == (e, g)  # /t/old applies to nothing: left out
-    assert equality_groups(result.data_files) == {(1,): [g], (1, 2): [e]}
 
 
 def test_plan_refuses_what_it_cannot_apply() -> None:
@@ -214,25 +212,6 @@ def test_plan_refuses_what_it_cannot_apply() -> None:
                                  "field 135)")
     # Not applying to any live data file: no refusal.
     assert plan([data("/t/d1", 3)], [eq("/t/e", 2, ids=())]).equality_deletes == ()
-
-
-def test_delete_file_without_its_equality_column(tmp_path: Path) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    path = tmp_path / "e.parquet"
-    field = pa.field("id", pa.int32(), metadata={b"PARQUET:field_id": b"1"})
-    pq.write_table(pa.table({"id": pa.array([1], pa.int32())}, pa.schema([field])), path)
-    columns = (Column(1, "id", IcebergType.parse("int")),
-               Column(2, "cat", IcebergType.parse("int")))
-    check_delete_file_columns(EqualityDeleteFile("e", str(path), "parquet", 1, 2,
-                                                 columns[:1], None))
-    with pytest.raises(PuffinError) as caught:
-        check_delete_file_columns(EqualityDeleteFile("e", str(path), "parquet", 1, 2, columns,
-                                                     None))
-    assert (caught.value.code, str(caught.value)) == (
-        "stats.equality-deletes",
-        "e: equality delete file has no column cat (field 2) of its equality_ids")
 
 
 # --- against Iceberg Java ----------------------------------------------------------------------

@@ -110,9 +110,10 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
     """Validate ``paths`` (on Spark executors with ``use_spark``, else in this process)."""
     start = time.monotonic()
     if use_spark:
-        from puffin_cli.spark.session import get_session
+        from puffin_cli.spark.session import get_session, ship_package
 
         spark = get_session(master, quiet=quiet_spark)
+        ship_package(spark)
         sc = spark.sparkContext
         slices = max(1, min(len(paths), sc.defaultParallelism * 4))
         records = sc.parallelize(list(paths), slices).mapPartitions(

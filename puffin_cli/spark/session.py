@@ -1,7 +1,8 @@
-"""The SparkSession of the pipeline: created here only, quiet, UTC, Parquet field IDs on.
+"""The SparkSession of the pipeline: created here only, quiet.
 
 ``--master`` picks the cluster (default ``local[*]``); under ``spark-submit`` the active session
-is reused, with the SQL settings below applied to it. Errors reach the user as one line from
+is reused. Spark tasks run puffin_cli's own Python code: on a cluster its executors import it
+from a zip of this installation (:func:`ship_package`). Errors reach the user as one line from
 puffin itself, so Spark's own chatter is kept off the terminal: the driver JVM started here
 gets ``/dev/null`` as its stderr (unless ``quiet=False``, e.g. with ``--debug``), PySpark's
 error logger is silenced, and the console progress bar is off (puffin draws its own).
@@ -11,23 +12,16 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from puffin_cli.format.errors import PuffinError
 
 DEFAULT_MASTER = "local[*]"
 APP_NAME = "puffin-cli"
-
-# Settings the pipeline relies on (also applied to a reused session).
-SQL_CONF = {
-    "spark.sql.parquet.fieldId.read.enabled": "true",
-    "spark.sql.session.timeZone": "UTC",
-    # CAST(BIGINT AS BINARY) (the decimal sketch input) is refused in ANSI mode; no
-    # expression of the pipeline can overflow or meet an invalid cast.
-    "spark.sql.ansi.enabled": "false",
-}
-
 
 def get_session(master: str | None = None, conf: dict[str, str] | None = None, *,
                 quiet: bool = True) -> Any:
@@ -43,12 +37,9 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None, *
         # PySpark logs every SQL error with its query context before raising it.
         for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
             logging.getLogger(name).disabled = True
-    settings = {**SQL_CONF, **(conf or {})}
+    settings = conf or {}
     active = SparkSession.getActiveSession()
     if active is not None:
-        for key, value in settings.items():
-            if key.startswith("spark.sql."):
-                active.conf.set(key, value)
         return active
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (SparkSession.builder.appName(APP_NAME)
@@ -72,3 +63,23 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None, *
             os.close(saved)
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+_SHIPPED: set[str] = set()
+
+
+def ship_package(spark: Any) -> None:
+    """Let executors on other machines import puffin_cli: add a zip of this installation's
+    package to the application, once (its dependencies, numpy, pyarrow and the rest, must be
+    installed there). Local mode shares this machine's installation and needs nothing."""
+    sc = spark.sparkContext
+    if str(sc.master).startswith("local") or sc.applicationId in _SHIPPED:
+        return
+    import puffin_cli
+
+    package = Path(puffin_cli.__file__).parent
+    folder = tempfile.mkdtemp(prefix="puffin-cli-")
+    archive = shutil.make_archive(os.path.join(folder, "puffin_cli"), "zip",
+                                  root_dir=package.parent, base_dir=package.name)
+    sc.addPyFile(archive)
+    _SHIPPED.add(sc.applicationId)

@@ -20,7 +20,8 @@ Tables (all with nulls, repeated values, ``-0.0``, ``NaN``, empty strings, negat
 - ``types_v2``: format 2, merge-on-read DELETE (position delete files), a renamed column, a
   column added after the first files were written (null in the older files).
 - ``types_v3``: format 3, DELETEs writing deletion vectors, partitioned, renamed column.
-- ``orc_v2``: like ``types_v2`` with ORC data files.
+- ``orc_v2``: like ``types_v2`` with ORC data files (and ORC position delete files).
+- ``avro_v2``: like ``types_v2`` with Avro data files (and Avro position delete files).
 - ``wide_v2``: 60,000 rows in several files, estimation mode (more than 4096 distinct values).
 """
 
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
+from script_session import session
 
 COLUMNS = ("i INT, l BIGINT, d DOUBLE, f FLOAT, s STRING, dt DATE, dec DECIMAL(10,2), "
            "big DECIMAL(30,4), ts TIMESTAMP, tsn TIMESTAMP_NTZ, b BOOLEAN, bin BINARY")
@@ -137,23 +139,15 @@ def wide_table(spark: SparkSession) -> None:
     spark.sql("CALL local.system.compute_table_stats(table => 'db.wide_v2')")
 
 
-def session(conf: dict[str, str]) -> SparkSession:
-    builder = SparkSession.builder.appName("puffin-cli stats tables")
-    for key, value in conf.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
 def build(out: Path, conf: dict[str, str]) -> None:
-    spark = session(conf)
+    spark = session("puffin-cli stats tables", conf)
     types_table(spark, "types_v2", 2)
     dv_table(spark)
     types_table(spark, "orc_v2", 2, ", 'write.format.default'='orc'")
+    types_table(spark, "avro_v2", 2, ", 'write.format.default'='avro'")
     wide_table(spark)
     doc = {}
-    for name in ("types_v2", "types_v3", "orc_v2", "wide_v2"):
+    for name in ("types_v2", "types_v3", "orc_v2", "avro_v2", "wide_v2"):
         info = statistics(spark, name)
         info["live-rows"] = int(spark.sql(f"SELECT count(*) FROM local.db.{name}").first()[0])
         doc[name] = info
@@ -164,7 +158,7 @@ def build(out: Path, conf: dict[str, str]) -> None:
 def bench(out: Path, conf: dict[str, str], rows: int) -> None:
     import time
 
-    spark = session(conf)
+    spark = session("puffin-cli stats tables", conf)
     t = "local.db.bench"
     spark.sql(f"CREATE TABLE {t} (id BIGINT, n INT, x DOUBLE, s STRING, dt DATE, "
               "amount DECIMAL(12,2)) USING iceberg TBLPROPERTIES ('format-version'='3', "
@@ -192,7 +186,7 @@ def main() -> None:
     if sys.argv[1] == "build":
         build(Path(sys.argv[2]), json.loads(sys.argv[3]))
         return
-    spark = session(json.loads(sys.argv[2]))
+    spark = session("puffin-cli stats tables", json.loads(sys.argv[2]))
     print(json.dumps({name: statistics(spark, name) for name in sys.argv[3:]}))
     spark.stop()
 
