@@ -75,6 +75,10 @@ _DECIMALS_38 = [Decimal("-12345678901234567890123456.7890123456"), Decimal("0E-1
                 Decimal("-1.28E-8"), Decimal("-1.29E-8"), None,
                 Decimal("9999999999999999999999999999.9999999999"),
                 Decimal("-9999999999999999999999999999.9999999999")]
+# precision <= 18: unscaled longs, every byte length from 1 to 8 at both ends of it
+_DECIMALS_18 = [Decimal(sign * v).scaleb(-3) for v in (
+    0, 1, 127, 128, 129, 255, 256, 32767, 32768, 32769, 2**23 - 1, 2**23, 2**31 - 1, 2**31,
+    2**39, 2**47 - 1, 2**47, 2**55 - 1, 2**55, 10**18 - 1) for sign in (1, -1)] + [None]
 _UUIDS = [uuid.UUID("f79c3e09-677c-4bbd-a479-3f349cb785e7"), None,
           uuid.UUID("00000000-0000-0000-0000-0000000000ff")]
 
@@ -90,6 +94,7 @@ _CASES: list[tuple[str, pa.Array, list[Any]]] = [
     ("double", pa.array([0.1, -0.0, None], pa.float32()),  # promoted: float's exact value
      [float(np.float32(0.1)), -0.0, None]),
     ("decimal(38,10)", pa.array(_DECIMALS_38, pa.decimal128(38, 10)), _DECIMALS_38),
+    ("decimal(18,3)", pa.array(_DECIMALS_18, pa.decimal128(18, 3)), _DECIMALS_18),
     ("decimal(12,2)", pa.array([Decimal("-1.28"), Decimal("99.99"), None],
                                pa.decimal128(9, 2)),  # promoted precision
      [Decimal("-1.28"), Decimal("99.99"), None]),

@@ -125,6 +125,8 @@ _FLAGS_OUT = FLAG_READ_ONLY | FLAG_COMPACT | FLAG_ORDERED
 
 _C1 = 0x87C37B91114253D5
 _C2 = 0x4CF5AD432745937F
+_HASH_CHUNK = 1 << 16  # rows hashed at a time by _hash_short
+_FEW_LENGTHS = 16  # hash_ragged groups by length with one pass each up to this many lengths
 _NDV_DIGITS = re.compile(r"[0-9]+")
 
 
@@ -170,6 +172,19 @@ def hash_matrix(rows: npt.NDArray[np.uint8]) -> UInt64Array:
     n, width = rows.shape
     if width == 0:
         return np.zeros(0, dtype=np.uint64)
+    if width <= 8:
+        return _hash_short(rows)
+    out = np.empty(n, dtype=np.uint64)
+    for start in range(0, n, _HASH_CHUNK):  # in row chunks whose temporaries stay in cache
+        part = rows[start:start + _HASH_CHUNK]
+        out[start:start + part.shape[0]] = _hash_blocks(part)
+    return out
+
+
+def _hash_blocks(rows: npt.NDArray[np.uint8]) -> UInt64Array:
+    import numpy as np
+
+    n, width = rows.shape
     padded = np.zeros((n, width + (-width) % 16), dtype=np.uint8)
     padded[:, :width] = rows
     words = padded.view("<u8")
@@ -198,6 +213,51 @@ def hash_matrix(rows: npt.NDArray[np.uint8]) -> UInt64Array:
     return result
 
 
+def _hash_short(rows: npt.NDArray[np.uint8]) -> UInt64Array:
+    """:func:`hash_matrix` of rows of 1 to 8 bytes: one tail word, no block; computed in place
+    on a single buffer (in row chunks that stay in cache), since these are the columns of
+    numbers a statistics job hashes by the billion."""
+    import numpy as np
+
+    n, width = rows.shape
+    if width == 8 and rows.flags.c_contiguous:
+        words = rows.view("<u8").reshape(n).copy()
+    else:
+        padded = np.zeros((n, 8), dtype=np.uint8)
+        padded[:, :width] = rows
+        words = padded.view("<u8").reshape(n)
+    seeded = np.uint64(DEFAULT_SEED ^ width)  # h2 before the finalization, for every row
+    c1, c2 = np.uint64(_C1), np.uint64(_C2)
+    m1, m2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
+    s31, s33, s1 = np.uint64(31), np.uint64(33), np.uint64(1)
+    scratch = np.empty(min(n, _HASH_CHUNK), dtype=np.uint64)
+    second = np.empty_like(scratch)
+    for start in range(0, n, _HASH_CHUNK):
+        k = words[start:start + _HASH_CHUNK]
+        t = scratch[:k.size]
+        h2 = second[:k.size]
+        k *= c1  # k1 = rotl(k1 * c1, 31) * c2
+        np.right_shift(k, s33, out=t)
+        k <<= s31
+        k |= t
+        k *= c2
+        k ^= seeded  # h1 = seed ^ k1 ^ len; h1 += h2; h2 += h1
+        k += seeded
+        np.add(k, seeded, out=h2)
+        for h in (k, h2):  # fmix64
+            np.right_shift(h, s33, out=t)
+            h ^= t
+            np.multiply(h, m1, out=h)
+            np.right_shift(h, s33, out=t)
+            h ^= t
+            np.multiply(h, m2, out=h)
+            np.right_shift(h, s33, out=t)
+            h ^= t
+        k += h2
+        k >>= s1
+    return words
+
+
 def hash_ragged(buffer: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
                 lengths: npt.NDArray[np.int64]) -> UInt64Array:
     """Vectorized :func:`hash_values` of the byte strings ``buffer[starts[i]:starts[i] +
@@ -208,15 +268,19 @@ def hash_ragged(buffer: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     out = np.empty(lengths.size, dtype=np.uint64)
     if lengths.size == 0:
         return out
-    order = np.argsort(lengths, kind="stable")
-    ordered = lengths[order]
-    bounds = np.flatnonzero(np.diff(ordered)) + 1
-    for first, stop in zip(np.concatenate(([0], bounds)).tolist(),
-                           np.concatenate((bounds, [ordered.size])).tolist(), strict=True):
-        rows = order[first:stop]
-        width = int(ordered[first])
-        index = starts[rows, None] + np.arange(width, dtype=np.int64)
-        out[rows] = hash_matrix(buffer[index])
+    present = np.flatnonzero(np.bincount(lengths))
+    if present.size <= _FEW_LENGTHS:  # one pass per length beats sorting by length
+        groups = [np.flatnonzero(lengths == width) for width in present.tolist()]
+    else:
+        order = np.argsort(lengths, kind="stable")
+        bounds = np.flatnonzero(np.diff(lengths[order])) + 1
+        groups = np.split(order, bounds)
+    for rows in groups:
+        width = int(lengths[rows[0]])
+        # each string is a row of the buffer's sliding windows of this width: gathering
+        # rows copies them whole
+        windows = np.lib.stride_tricks.sliding_window_view(buffer, width)
+        out[rows] = hash_matrix(windows[starts[rows]])
     return out
 
 
@@ -332,14 +396,19 @@ class AlphaSketch:
         # Hashes at or above theta are rejected whenever they arrive: drop them before the
         # (sorting) search for first arrivals, which keeps the others' order.
         stream = stream[nonzero & (stream < np.uint64(self.theta_long))]
+        # So are hashes already retained (repeated values): drop them before it too.
+        retained = self._retained
+        if retained.size and stream.size:
+            found = np.searchsorted(retained, stream)
+            np.minimum(found, retained.size - 1, out=found)
+            stream = stream[retained[found] != stream]
         _, first_seen = np.unique(stream, return_index=True)
         arrivals = stream[np.sort(first_seen)]  # distinct, in order of first arrival
-        arrivals = arrivals[~np.isin(arrivals, self._retained, assume_unique=True)]
         free = min(self._free, arrivals.size)
         self._free -= free
         theta = self.theta_long
         alpha = self.nominal_entries / (self.nominal_entries + 1.0)
-        block = 4 * self.nominal_entries
+        block = 512  # small, so that few hashes are looked at after theta fell below them
         rest = arrivals[free:]
         for start in range(0, rest.size, block):
             chunk = rest[start:start + block]
@@ -347,8 +416,11 @@ class AlphaSketch:
                 if value < theta:
                     theta = int(theta * alpha)
         self.theta_long = theta
-        merged = np.union1d(self._retained, arrivals)
-        self._retained = merged[merged < np.uint64(theta)]
+        limit = np.uint64(theta)
+        # arrivals are distinct and none is retained already: a sort merges them
+        merged = np.concatenate((retained[retained < limit], arrivals[arrivals < limit]))
+        merged.sort()
+        self._retained = merged
 
     def result(self) -> CompactTheta:
         return CompactTheta(self.theta_long, self._retained, empty=self._empty)

@@ -64,6 +64,7 @@ _FIXED_WIDTH = {"int": "<i4", "date": "<i4", "long": "<i8", "time": "<i8", "time
                 "timestamptz": "<i8", "float": "<f4", "double": "<f8"}
 _MICROS_PER_UNIT = {"s": 1_000_000, "ms": 1_000, "us": 1}
 _DECIMAL_BYTES = 16
+_LONG_DIGITS = 18  # decimal precision whose unscaled values fit a long
 _HEX_DIGITS = b"0123456789abcdef"
 _UUID_DASHES = (8, 12, 16, 20)
 
@@ -115,9 +116,19 @@ class _Serialized:
 
     def hashes(self, keep: BoolArray) -> npt.NDArray[np.uint64]:
         """Hashes of the kept non-null, non-empty values, in row order."""
+        import numpy as np
+
         chosen = self.valid & keep
         if self.fixed is not None:
-            return hash_matrix(self.fixed[chosen])
+            fixed = self.fixed
+            if not chosen.all():
+                rows, width = fixed.shape
+                if width in (1, 2, 4, 8) and fixed.flags.c_contiguous:  # rows as words
+                    fixed = fixed.view(f"<u{width}").reshape(rows)[chosen]
+                    fixed = fixed.view(np.uint8).reshape(-1, width)
+                else:
+                    fixed = fixed[chosen]
+            return hash_matrix(fixed)
         assert self.buffer is not None and self.starts is not None and self.lengths is not None
         chosen &= self.lengths > 0
         return hash_ragged(self.buffer, self.starts[chosen], self.lengths[chosen])
@@ -293,6 +304,30 @@ def _minimal_decimals(matrix: UInt8Array, valid: BoolArray) -> _Serialized:
     return _Serialized(valid, buffer=matrix.reshape(-1), starts=starts, lengths=lengths)
 
 
+def _minimal_long_decimals(iceberg_type: IcebergType, array: Any,
+                           valid: BoolArray) -> _Serialized:
+    """:func:`_minimal_decimals` of an Arrow decimal column whose unscaled values fit a long
+    (precision up to 18): the low 8 bytes of each value, in numpy longs."""
+    import numpy as np
+
+    kind = array.type
+    if kind.scale != iceberg_type.scale:
+        raise PuffinError(f"column of type {iceberg_type} holds Arrow type {kind} (another "
+                          "scale)", code="stats.column-type")
+    rows = len(array)
+    words = kind.byte_width // 8
+    unscaled = np.frombuffer(array.buffers()[1], "<i8", rows * words,
+                             array.offset * kind.byte_width)[::words]
+    magnitude = unscaled ^ (unscaled >> np.int64(63))
+    lengths = np.ones(rows, dtype=np.int64)
+    for size in range(1, 8):  # one more byte per limit 2^7, 2^15, ... the magnitude reaches
+        lengths += magnitude >= np.int64(1 << (8 * size - 1))
+    big_endian = unscaled.astype(">i8").view(np.uint8)
+    starts = np.arange(rows, dtype=np.int64) * 8 + 8 - lengths
+    lengths[~valid] = 0
+    return _Serialized(valid, buffer=big_endian, starts=starts, lengths=lengths)
+
+
 def _uuid_text(matrix: UInt8Array) -> UInt8Array:
     """Canonical lower-case text (36 bytes) of 16-byte big-endian UUID rows."""
     import numpy as np
@@ -341,6 +376,8 @@ def serialize_column(iceberg_type: IcebergType, array: Any, rows: int,
     if name in _FIXED_WIDTH:
         return _Serialized(valid, fixed=_numbers(iceberg_type, array))
     if name == "decimal":
+        if pa.types.is_decimal(array.type) and (iceberg_type.precision or 0) <= _LONG_DIGITS:
+            return _minimal_long_decimals(iceberg_type, array, valid)
         return _minimal_decimals(_decimal_matrix(iceberg_type, array, valid), valid)
     buffer, starts, lengths = _ragged(array)
     if name == "uuid" and uuid_as_string:
