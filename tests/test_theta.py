@@ -36,6 +36,7 @@ from puffin_cli.blobs.theta import (
     describe,
     hash_iceberg_values,
     hash_matrix,
+    hash_ragged,
     hash_values,
     read_header,
     serialize_compact,
@@ -100,6 +101,29 @@ def test_hash_matrix_equals_mmh3(width: int, rows: int, rnd: Any) -> None:
                       dtype=np.uint8).reshape(rows, width)
     expected = [] if width == 0 else [_mmh3(row.tobytes()) for row in matrix]
     assert hash_matrix(matrix).tolist() == expected
+
+
+@pytest.mark.parametrize("width", [1, 4, 7, 8, 9, 16, 17])
+def test_hash_matrix_across_chunks_and_strided_rows(width: int) -> None:
+    """More rows than one in-cache chunk, and rows that are a column slice of a wider
+    matrix (not contiguous): the same hashes as mmh3."""
+    wide = np.random.default_rng(width).integers(0, 256, (70_000, width + 3), dtype=np.uint8)
+    matrix = wide[:, 1:width + 1]
+    assert not matrix.flags.c_contiguous
+    expected = [_mmh3(row.tobytes()) for row in matrix]
+    assert hash_matrix(matrix).tolist() == expected
+    assert hash_matrix(np.ascontiguousarray(matrix)).tolist() == expected
+
+
+@settings(max_examples=100)
+@given(st.lists(st.binary(min_size=1, max_size=40), max_size=60))
+def test_hash_ragged_equals_mmh3(values: list[bytes]) -> None:
+    """Byte strings of a shared buffer, hashed by length groups (few lengths: one pass per
+    length; many: sorted by length), come back in their own order."""
+    buffer = np.frombuffer(b"".join(values) + b"tail", dtype=np.uint8)
+    lengths = np.array([len(v) for v in values], dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    assert hash_ragged(buffer, starts, lengths).tolist() == [_mmh3(v) for v in values]
 
 
 def test_hash_iceberg_values_fast_and_slow_paths_agree() -> None:
