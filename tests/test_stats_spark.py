@@ -182,6 +182,22 @@ def test_avro_data_files(stats_tables: Path, spark: Any, tmp_path: Path) -> None
     assert_equals_icebergs(stats_tables, copy_table(stats_tables, "avro_v2", tmp_path), spark)
 
 
+@pytest.mark.parametrize("name", ["migrated_v2", "positional_v2", "orc_unmapped_v2"])
+def test_data_files_without_field_ids(name: str, stats_tables: Path, spark: Any,
+                                      tmp_path: Path) -> None:
+    """Plain Parquet / ORC files added with add_files (no Iceberg field IDs), read as Iceberg
+    reads them: by the name mapping (migrated_v2: a renamed column, both names mapped, beside
+    Iceberg-written files), by position without a mapping (positional_v2: the files' column
+    names are not the table's), by the read schema's names without a mapping (orc_unmapped_v2:
+    the renamed column reads as nulls). Iceberg's sketches byte for byte."""
+    table = copy_table(stats_tables, name, tmp_path)
+    assert_equals_icebergs(stats_tables, table, spark)
+    ndv = {c["columns"][0]: c["properties"]["ndv"] for c in json.loads(
+        (stats_tables / "tables.json").read_text())[name]["statistics"][0]["blobs"]}
+    renamed = {"migrated_v2": "1200", "positional_v2": None, "orc_unmapped_v2": "0"}[name]
+    assert ndv.get("s_renamed") == renamed and ndv["l"] != "0"
+
+
 def test_unknown_column_and_snapshot(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
     table = copy_table(stats_tables, "types_v3", tmp_path)
     metadata = load_metadata(current_metadata_file(table))

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyroaring import BitMap64
 
+from puffin_cli.analysis.table_metadata import TableMetadata
 from puffin_cli.blobs.deletion_vector import encode_deletion_vector
 from puffin_cli.blobs.iceberg_values import IcebergType, serialize_values
 from puffin_cli.blobs.theta import alpha_sketch, hash_values
@@ -27,6 +28,7 @@ from puffin_cli.spark.planning import (
     DeletionVectorRef,
     EqualityDeleteFile,
     PositionDeleteFile,
+    parse_name_mapping,
 )
 from puffin_cli.spark.task_sketch import (
     SliceSpec,
@@ -37,8 +39,11 @@ from puffin_cli.spark.task_sketch import (
 )
 
 
-def _column(field_id: int, type_text: str) -> Column:
-    return Column(field_id, f"c{field_id}", IcebergType.parse(type_text))
+def _column(field_id: int, type_text: str, name: str | None = None) -> Column:
+    return Column(field_id, name or f"c{field_id}", IcebergType.parse(type_text))
+
+
+_LONG_1 = _column(1, "long")
 
 
 def _write_parquet(path: Path, columns: dict[int, pa.Array], **options: Any) -> str:
@@ -62,7 +67,7 @@ def _expected(type_text: str, values: list[Any]) -> np.ndarray[Any, Any]:
 def _hashes_of(local: str, fmt: str, column: Column, *, uuid_as_string: bool = False,
                **fields: Any) -> np.ndarray[Any, Any]:
     parts = []
-    for _, rows, arrays in read_batches(_whole(local, fmt, **fields), [column.field_id]):
+    for _, rows, arrays in read_batches(_whole(local, fmt, **fields), [column]):
         serialized = serialize_column(column.type, arrays.get(column.field_id), rows,
                                       uuid_as_string)
         parts.append(serialized.hashes(np.ones(rows, dtype=bool)))
@@ -208,11 +213,11 @@ def test_avro_split_reads_blocks_whose_sync_marker_starts_in_range(tmp_path: Pat
     # bytes from the sync marker before block 2 to the one before block 4 (exclusive)
     start, end = blocks[2][0] - 16, blocks[4][0] - 16
     spec = SliceSpec(local, local, "avro", start, end - start)
-    got = [(first, rows) for first, rows, _ in read_batches(spec, [1])]
+    got = [(first, rows) for first, rows, _ in read_batches(spec, [_LONG_1])]
     first_row = blocks[0][1] + blocks[1][1]
     assert got == [(first_row, blocks[2][1] + blocks[3][1])]
     shifted = SliceSpec(local, local, "avro", start + 1, end - start)  # marker 2 now outside
-    assert [(f, r) for f, r, _ in read_batches(shifted, [1])] == [
+    assert [(f, r) for f, r, _ in read_batches(shifted, [_LONG_1])] == [
         (first_row + blocks[2][1], blocks[3][1] + blocks[4][1])]
 
 
@@ -222,6 +227,109 @@ def test_missing_column_reads_as_nulls(tmp_path: Path) -> None:
     assert result.rows == 3
     assert result.sketches[0].hashes.tolist() == sorted(_expected("long", [1, 2, 3]).tolist())
     assert result.sketches[1].empty
+
+
+# --- files without field IDs (add_files, migrate, snapshot) ----------------------------------
+
+
+def _plain_parquet(tmp_path: Path) -> str:
+    local = str(tmp_path / "plain.parquet")
+    pq.write_table(pa.table({"a": pa.array([1, 2, None], pa.int64()),
+                             "b": pa.array(["x", "", "y"])}), local)
+    return local
+
+
+def test_parquet_without_ids_and_mapping_numbers_columns_by_position(tmp_path: Path) -> None:
+    local = _plain_parquet(tmp_path)
+    assert _hashes_of(local, "parquet", _column(1, "long", "b")).tolist() == \
+        _expected("long", [1, 2]).tolist()
+    assert _hashes_of(local, "parquet", _column(2, "string", "a")).tolist() == \
+        _expected("string", ["x", "y"]).tolist()
+    assert _hashes_of(local, "parquet", _column(3, "long", "a")).size == 0
+
+
+def test_parquet_without_ids_reads_by_the_name_mapping(tmp_path: Path) -> None:
+    local = _plain_parquet(tmp_path)
+    mapping = ((1, ("old", "b")), (2, ("a",)))  # field 1 renamed from b: both names kept
+    got = _hashes_of(local, "parquet", _column(1, "string", "new"), name_mapping=mapping)
+    assert got.tolist() == _expected("string", ["x", "y"]).tolist()
+    got = _hashes_of(local, "parquet", _column(2, "long", "b"), name_mapping=mapping)
+    assert got.tolist() == _expected("long", [1, 2]).tolist()
+    unmapped = _hashes_of(local, "parquet", _column(3, "long", "a"), name_mapping=mapping)
+    assert unmapped.size == 0  # no mapping entry: nulls, even though a column is named "a"
+
+
+def test_files_with_ids_ignore_the_name_mapping(tmp_path: Path) -> None:
+    local = _write_parquet(tmp_path / "d.parquet", {1: pa.array([5, 6], pa.int64()),
+                                                    2: pa.array([7, 8], pa.int64())})
+    got = _hashes_of(local, "parquet", _column(1, "long"), name_mapping=((1, ("col_2",)),))
+    assert got.tolist() == _expected("long", [5, 6]).tolist()
+
+
+def test_orc_without_ids_reads_by_mapping_else_by_column_names(tmp_path: Path) -> None:
+    local = str(tmp_path / "plain.orc")
+    po.write_table(pa.table({"a": pa.array([1, 2], pa.int64()),
+                             "b": pa.array([3, None], pa.int64())}), local)
+    # no mapping: the read column's own name (not its position)
+    assert _hashes_of(local, "orc", _column(1, "long", "b")).tolist() == \
+        _expected("long", [3]).tolist()
+    assert _hashes_of(local, "orc", _column(2, "long", "c")).size == 0
+    # no column of the file read: its rows still count
+    assert sketch_task(TaskSpec((_whole(local, "orc"),), (_column(2, "long", "c"),))).rows == 2
+    mapping = ((1, ("z", "a")),)
+    got = _hashes_of(local, "orc", _column(1, "long", "b"), name_mapping=mapping)
+    assert got.tolist() == _expected("long", [1, 2]).tolist()
+
+
+def test_avro_without_ids_reads_by_mapping_else_by_column_names(tmp_path: Path) -> None:
+    local = str(tmp_path / "plain.avro")
+    schema = {"type": "record", "name": "r", "fields": [
+        {"name": "a", "type": "long"}, {"name": "b", "type": ["null", "string"]}]}
+    with open(local, "wb") as out:
+        fastavro.writer(out, schema, [{"a": 1, "b": "x"}, {"a": 2, "b": None}])
+    assert _hashes_of(local, "avro", _column(1, "string", "b")).tolist() == \
+        _expected("string", ["x"]).tolist()
+    mapping = ((2, ("old_a", "a")),)
+    got = _hashes_of(local, "avro", _column(2, "long", "renamed"), name_mapping=mapping)
+    assert got.tolist() == _expected("long", [1, 2]).tolist()
+    assert _hashes_of(local, "avro", _column(1, "string", "b"), name_mapping=mapping).size == 0
+
+
+def _metadata(properties: dict[str, str]) -> TableMetadata:
+    return TableMetadata("/t/v1.metadata.json", 2, None, "/t", None, 0, {}, {}, (), (), (),
+                         raw={"properties": properties})
+
+
+def test_name_mapping_is_parsed_from_the_table_property() -> None:
+    text = ('[{"field-id": 1, "names": ["s", "s_renamed", "s"]}, {"names": ["x"]}, '
+            '{"field-id": 2, "names": ["st"], "fields": [{"field-id": 3, "names": ["a"]}]}, '
+            '{"field-id": 4}]')
+    assert parse_name_mapping(_metadata({"schema.name-mapping.default": text})) == (
+        (1, ("s", "s_renamed")), (2, ("st",)), (4, ()))
+    assert parse_name_mapping(_metadata({})) is None
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("[{", "Expecting property name enclosed in double quotes: line 1 column 3 (char 2)"),
+    ('{"field-id": 1}', "mapping is not a JSON array"),
+    ("[1]", "mapping[0] is not a JSON object"),
+    ('[{"field-id": "1"}]', "mapping[0]: field-id '1' is not a 32-bit integer"),
+    ('[{"field-id": 2147483648}]', "mapping[0]: field-id 2147483648 is not a 32-bit integer"),
+    ('[{"field-id": 1, "names": "a"}]', "mapping[0]: names is not a list of strings"),
+    ('[{"field-id": 1, "names": ["a"]}, {"field-id": 2, "names": ["a"]}]',
+     "mapping[1]: name 'a' is mapped twice"),
+    ('[{"field-id": 1, "fields": [{"field-id": 1}]}]',
+     "mapping[0].fields[0]: field-id 1 is not unique"),
+    ('[{"field-id": 1, "fields": {}}]', "mapping[0].fields is not a JSON array"),
+])
+def test_malformed_name_mapping(text: str, problem: str) -> None:
+    with pytest.raises(PuffinError) as caught:
+        parse_name_mapping(_metadata({"schema.name-mapping.default": text}))
+    assert caught.value.code == "stats.name-mapping"
+    assert str(caught.value) == (
+        "/t/v1.metadata.json: table property schema.name-mapping.default is not a valid name "
+        f"mapping ({problem}); expected a JSON array of objects with \"field-id\", \"names\" "
+        'and "fields"')
 
 
 def _parquet_ids(tmp_path: Path, rows: int, row_group_size: int) -> str:
@@ -249,10 +357,10 @@ def test_split_ranges_pick_row_groups_by_midpoint(tmp_path: Path) -> None:
     assert len(starts) == 5
     # from the start of group 1 to the start of group 3: groups 1 and 2 have their midpoints
     spec = SliceSpec(local, local, "parquet", starts[1], starts[3] - starts[1])
-    assert [(f, r) for f, r, _ in read_batches(spec, [1])] == [(200, 200), (400, 200)]
+    assert [(f, r) for f, r, _ in read_batches(spec, [_LONG_1])] == [(200, 200), (400, 200)]
     # a range holding the start of group 3 but not its midpoint reads nothing
     spec = SliceSpec(local, local, "parquet", starts[3] - 10, 20)
-    assert list(read_batches(spec, [1])) == []
+    assert list(read_batches(spec, [_LONG_1])) == []
 
 
 def _dv_file(tmp_path: Path, data_file: str, positions: list[int]) -> DeletionVectorRef:
@@ -350,14 +458,14 @@ def test_errors_name_the_file(tmp_path: Path) -> None:
 
     local = _parquet_ids(tmp_path, 10, 10)
     with pytest.raises(PuffinError) as err:
-        list(read_batches(_whole(local, "csv"), [1]))
+        list(read_batches(_whole(local, "csv"), [_LONG_1]))
     assert str(err.value) == (f"{local}: data file format 'csv' is not supported "
                               "(supported: parquet, orc, avro)")
 
     orc = str(tmp_path / "d.orc")
     po.write_table(pa.table({"a": [1, 2]}), orc)
     with pytest.raises(PuffinError) as err:
-        list(read_batches(SliceSpec(orc, orc, "orc", 3, 5), [1]))
+        list(read_batches(SliceSpec(orc, orc, "orc", 3, 5), [_LONG_1]))
     assert str(err.value) == (f"{orc}: cannot read bytes 3 to 8 of this ORC file alone: a "
                               "split needs the stripe offsets (split_offsets with one offset "
                               "per stripe, 1)")
@@ -365,7 +473,7 @@ def test_errors_name_the_file(tmp_path: Path) -> None:
     garbage = tmp_path / "bad.parquet"
     garbage.write_bytes(b"not parquet at all")
     with pytest.raises(PuffinError) as err:
-        list(read_batches(_whole(str(garbage)), [1]))
+        list(read_batches(_whole(str(garbage)), [_LONG_1]))
     assert str(err.value).startswith(f"{garbage}: cannot read the parquet file: ")
 
 
@@ -378,7 +486,7 @@ def test_orc_split_offsets_pick_stripes_and_count_earlier_rows(tmp_path: Path) -
     offsets = tuple(range(3, 3 + 100 * stripes, 100))  # one per stripe, as the manifest has
     spec = SliceSpec(local, local, "orc", 103, 100, split_offsets=offsets,
                      orc_names=((1, "a"),))
-    batches = list(read_batches(spec, [1]))
+    batches = list(read_batches(spec, [_LONG_1]))
     rows_before = po.ORCFile(local).read_stripe(0).num_rows
     assert batches[0][0] == rows_before
     assert batches[0][2][1].to_pylist()[0] == rows_before

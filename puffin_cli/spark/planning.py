@@ -26,11 +26,17 @@ Which deletes apply to a data file (Iceberg table spec, "Scan Planning"):
 Columns: by default every top-level column of primitive type in the snapshot's schema (what
 Iceberg's ``compute_table_stats`` sketches); ``--columns`` names them (the snapshot's schema
 first, then the current one, so a column renamed since the snapshot is found by either name).
+
+Name mapping: data files without Iceberg field IDs (added by ``add_files``, ``migrate`` or
+``snapshot``) are read through the table property ``schema.name-mapping.default``, a JSON list
+of ``{"field-id", "names", "fields"}`` objects (:func:`parse_name_mapping`, checked as Iceberg's
+``NameMappingParser`` and ``MappedFields`` check it); the plan keeps its top level.
 """
 
 from __future__ import annotations
 
 import bisect
+import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -65,6 +71,11 @@ SUPPORTED_TYPES = frozenset({
     "timestamptz", "string", "uuid", "fixed", "binary",
 })
 DATA_FORMATS = frozenset({"parquet", "orc", "avro"})
+NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
+_INT_RANGE = range(-(2**31), 2**31)
+
+# Top-level field ID -> the names a data file may give the column (a name mapping).
+NameMapping = tuple[tuple[int, tuple[str, ...]], ...]
 
 
 @dataclass(frozen=True)
@@ -156,6 +167,7 @@ class StatsPlan:
     position_deletes: tuple[PositionDeleteFile, ...]
     deletion_vectors: tuple[DeletionVectorRef, ...]
     equality_deletes: tuple[EqualityDeleteFile, ...] = ()  # those applying to a live file
+    name_mapping: NameMapping | None = None  # the table's, None without the property
 
     @property
     def statistics_dir(self) -> Path:
@@ -462,6 +474,53 @@ def _position_deletes(files: SnapshotFiles, data: list[DataFile],
     return out
 
 
+def _mapped_fields(node: Any, where: str, ids: set[int | None]) -> NameMapping:
+    """One level of a name mapping (its entries with a field ID); ``ids``: the IDs seen so far
+    (Iceberg rejects an ID used twice anywhere, and a name used twice in one level)."""
+    if not isinstance(node, list):
+        raise ValueError(f"{where} is not a JSON array")
+    out: list[tuple[int, tuple[str, ...]]] = []
+    names: set[str] = set()
+    for i, entry in enumerate(node):
+        at = f"{where}[{i}]"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{at} is not a JSON object")
+        fid = entry.get("field-id")
+        if fid is not None and (isinstance(fid, bool) or not isinstance(fid, int)
+                                or fid not in _INT_RANGE):
+            raise ValueError(f"{at}: field-id {fid!r} is not a 32-bit integer")
+        if fid in ids:
+            raise ValueError(f"{at}: field-id {fid} is not unique")
+        ids.add(fid)
+        own = entry.get("names", [])
+        if not isinstance(own, list) or not all(isinstance(n, str) for n in own):
+            raise ValueError(f"{at}: names is not a list of strings")
+        for name in dict.fromkeys(own):
+            if name in names:
+                raise ValueError(f"{at}: name {name!r} is mapped twice")
+            names.add(name)
+        if "fields" in entry:
+            _mapped_fields(entry["fields"], f"{at}.fields", ids)
+        if fid is not None:
+            out.append((fid, tuple(dict.fromkeys(own))))
+    return tuple(out)
+
+
+def parse_name_mapping(metadata: TableMetadata) -> NameMapping | None:
+    """The top level of the table's name mapping (``None`` without the property): field ID ->
+    the column names it maps. Entries without a field ID map nothing."""
+    properties = metadata.raw.get("properties")
+    text = properties.get(NAME_MAPPING_PROPERTY) if isinstance(properties, dict) else None
+    if text is None:
+        return None
+    try:
+        return _mapped_fields(json.loads(str(text)), "mapping", set())
+    except ValueError as exc:  # JSONDecodeError is a ValueError
+        raise PuffinError(f"{metadata.path}: table property {NAME_MAPPING_PROPERTY} is not a "
+                          f"valid name mapping ({exc}); expected a JSON array of objects with "
+                          '"field-id", "names" and "fields"', code="stats.name-mapping") from None
+
+
 def _local(mapper: PathMapper, location: str) -> str:
     return os.path.abspath(mapper.local(location))
 
@@ -507,7 +566,7 @@ def plan_snapshot(metadata: TableMetadata, table_dir: Path, mapper: PathMapper,
     equality = {d.location: d for f in data for d in f.equality_deletes}
     return StatsPlan(table_dir, metadata, mapper, snapshot, schema_id, chosen, skipped,
                      tuple(data), tuple(p for _, p in positions), tuple(dvs),
-                     tuple(equality.values()))
+                     tuple(equality.values()), parse_name_mapping(metadata))
 
 
 def load_table(path: str | os.PathLike[str], relocate: list[tuple[str, str]] | None = None

@@ -95,15 +95,24 @@ def planning_parallelism(spark: Any) -> int:
     return max(int(spark.sparkContext.defaultParallelism), shuffle)
 
 
-def orc_field_names(spark: Any, local: str) -> dict[int, str]:
+def _has_orc_ids(kind: Any) -> bool:
+    """Whether an ORC type or any type in it has an ``iceberg.id`` (``ORCSchemaUtil.hasIds``)."""
+    return (kind.getAttributeValue("iceberg.id") is not None
+            or any(_has_orc_ids(child) for child in kind.getChildren() or []))
+
+
+def orc_field_names(spark: Any, local: str) -> dict[int, str] | None:
     """Field ID -> column name of an ORC data file (Iceberg's ``iceberg.id`` type attribute,
-    which pyarrow does not expose: read here with the JVM's ORC reader)."""
+    which pyarrow does not expose: read here with the JVM's ORC reader); ``None`` when no type
+    of the file has one (Iceberg then reads it by name: :mod:`puffin_cli.spark.task_sketch`)."""
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     orc = jvm.org.apache.orc.OrcFile
     reader = orc.createReader(jvm.org.apache.hadoop.fs.Path(local), orc.readerOptions(conf))
     try:
         schema = reader.getSchema()
+        if not _has_orc_ids(schema):
+            return None
         out = {}
         for name, child in zip(schema.getFieldNames(), schema.getChildren(), strict=True):
             value = child.getAttributeValue("iceberg.id")
@@ -120,7 +129,7 @@ def task_specs(spark: Any, plan: StatsPlan, groups: Sequence[TaskGroup], *,
     deletes that apply to its data file."""
     from puffin_cli.spark.task_sketch import SliceSpec, TaskSpec
 
-    orc_names: dict[str, tuple[tuple[int, str], ...]] = {}
+    orc_names: dict[str, tuple[tuple[int, str], ...] | None] = {}
     specs = []
     for group in groups:
         slices = []
@@ -129,13 +138,15 @@ def task_specs(spark: Any, plan: StatsPlan, groups: Sequence[TaskGroup], *,
             names = None
             if f.file_format == "orc":
                 if f.location not in orc_names:
-                    orc_names[f.location] = tuple(sorted(orc_field_names(spark, f.local).items()))
+                    found = orc_field_names(spark, f.local)
+                    orc_names[f.location] = None if found is None else tuple(sorted(found.items()))
                 names = orc_names[f.location]
             slices.append(SliceSpec(
                 location=f.location, local=f.local, file_format=f.file_format,
                 start=split.start, length=split.length, split_offsets=f.split_offsets,
                 deletion_vector=f.deletion_vector, position_deletes=f.position_deletes,
-                equality_deletes=f.equality_deletes, orc_names=names))
+                equality_deletes=f.equality_deletes, orc_names=names,
+                name_mapping=plan.name_mapping))
         specs.append(TaskSpec(tuple(slices), plan.columns, uuid_as_string))
     return specs
 

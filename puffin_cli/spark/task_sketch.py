@@ -15,6 +15,13 @@ Reading (columns are matched by Iceberg field ID; a column missing from a file r
 - Avro: the blocks whose preceding sync marker starts in the range (Avro's
   ``DataFileReader.sync`` / ``pastSync``); field IDs from the writer schema's ``field-id``.
 
+A file with no field ID anywhere in its schema (Parquet ``PARQUET:field_id``, ORC ``iceberg.id``
+attributes: ``orc_names`` is then ``None``, Avro ``field-id``, ``element-id``, ``key-id``,
+``value-id``) is read as Iceberg 1.10 reads it: its top-level columns get IDs by the table's
+name mapping (``name_mapping``: a column whose name is one of a field's names), and without one
+Parquet numbers them by position from 1 (``ParquetSchemaUtil.addFallbackIds``) while ORC and
+Avro match the read columns' own names (``MappingUtil.create`` of the read schema).
+
 Row positions are positions in the whole file. Deletes: the deletion vector, the rows of
 the position delete files whose ``file_path`` is the slice's ``location`` (the driver passes
 only files that apply: sequence number at least the data file's), and the equality delete
@@ -44,6 +51,7 @@ from puffin_cli.spark.planning import (
     Column,
     DeletionVectorRef,
     EqualityDeleteFile,
+    NameMapping,
     PositionDeleteFile,
 )
 
@@ -84,6 +92,7 @@ class SliceSpec:
     position_deletes: tuple[PositionDeleteFile, ...] = ()
     equality_deletes: tuple[EqualityDeleteFile, ...] = ()
     orc_names: tuple[tuple[int, str], ...] | None = None  # ORC: field ID -> column name
+    name_mapping: NameMapping | None = None  # the table's, for files without field IDs
 
 
 @dataclass(frozen=True)
@@ -402,6 +411,21 @@ def _named(batch: Any, names: dict[int, str]) -> dict[int, Any]:
     return {fid: batch.column(name) for fid, name in names.items()}
 
 
+def _mapped(s: SliceSpec, columns: Sequence[Column], in_file: Sequence[str]) -> dict[int, str]:
+    """Field ID -> column of a file without field IDs, by the table's name mapping, else by the
+    columns' own names (see the module docstring); the first file column a name maps wins."""
+    mapping = (s.name_mapping if s.name_mapping is not None
+               else tuple((c.field_id, (c.name,)) for c in columns))
+    id_of = {name: fid for fid, names in mapping for name in names}
+    wanted = {c.field_id for c in columns}
+    out: dict[int, str] = {}
+    for name in in_file:
+        fid = id_of.get(name)
+        if fid in wanted:
+            out.setdefault(fid, name)
+    return out
+
+
 def _parquet_ids(schema: Any) -> dict[int, str]:
     out: dict[int, str] = {}
     for f in schema:
@@ -411,13 +435,42 @@ def _parquet_ids(schema: Any) -> dict[int, str]:
     return out
 
 
-def _parquet_batches(s: SliceSpec, ids: Sequence[int], whole: bool
+def _has_parquet_ids(fields: Any) -> bool:
+    """Whether any field, nested ones included, has a field ID (``ParquetSchemaUtil.hasIds``)."""
+    import pyarrow as pa
+
+    for f in fields:
+        if PARQUET_FIELD_ID in (f.metadata or {}):
+            return True
+        kind = f.type
+        if pa.types.is_struct(kind):
+            children = [kind.field(i) for i in range(kind.num_fields)]
+        elif pa.types.is_map(kind):
+            children = [kind.key_field, kind.item_field]
+        elif (pa.types.is_list(kind) or pa.types.is_large_list(kind)
+              or pa.types.is_fixed_size_list(kind)):
+            children = [kind.value_field]
+        else:
+            children = []
+        if _has_parquet_ids(children):
+            return True
+    return False
+
+
+def _parquet_batches(s: SliceSpec, columns: Sequence[Column], whole: bool
                      ) -> Iterator[tuple[int, int, dict[int, Any]]]:
     import pyarrow.parquet as pq
 
     pf = pq.ParquetFile(s.local)
-    present = _parquet_ids(pf.schema_arrow)
-    names = {fid: present[fid] for fid in ids if fid in present}
+    schema = pf.schema_arrow
+    if _has_parquet_ids(schema):
+        present = _parquet_ids(schema)
+        names = {c.field_id: present[c.field_id] for c in columns if c.field_id in present}
+    elif s.name_mapping is not None:
+        names = _mapped(s, columns, schema.names)
+    else:  # fallback IDs: the top-level column at position i (from 1) has ID i
+        names = {c.field_id: schema.names[c.field_id - 1] for c in columns
+                 if 0 < c.field_id <= len(schema.names)}
     meta = pf.metadata
     position = 0
     for group in range(meta.num_row_groups):
@@ -441,13 +494,17 @@ def _row_group_midpoint(rg: Any) -> int:
     return start + total // 2
 
 
-def _orc_batches(s: SliceSpec, ids: Sequence[int], whole: bool
+def _orc_batches(s: SliceSpec, columns: Sequence[Column], whole: bool
                  ) -> Iterator[tuple[int, int, dict[int, Any]]]:
     import pyarrow.orc as po
 
     orc = po.ORCFile(s.local)
-    in_file = set(orc.schema.names)
-    names = {fid: name for fid, name in (s.orc_names or ()) if fid in ids and name in in_file}
+    in_file = orc.schema.names
+    if s.orc_names is None:  # no iceberg.id attribute in the file
+        names = _mapped(s, columns, in_file)
+    else:
+        ids = {c.field_id for c in columns}
+        names = {fid: name for fid, name in s.orc_names if fid in ids and name in in_file}
     if whole:
         chosen = set(range(orc.nstripes))
     elif s.split_offsets is not None and len(s.split_offsets) == orc.nstripes:
@@ -463,7 +520,9 @@ def _orc_batches(s: SliceSpec, ids: Sequence[int], whole: bool
         if stripe not in chosen:  # its rows count for positions (pyarrow has no stripe sizes)
             position += orc.read_stripe(stripe, columns=orc.schema.names[:1]).num_rows
             continue
-        whole_stripe = orc.read_stripe(stripe, columns=list(names.values()))
+        # no column of the file wanted: one read all the same, for the row count
+        whole_stripe = orc.read_stripe(stripe, columns=list(names.values())
+                                       or orc.schema.names[:1])
         for first in range(0, whole_stripe.num_rows, CHUNK_ROWS):
             batch = whole_stripe.slice(first, CHUNK_ROWS)
             yield position, batch.num_rows, _named(batch, names)
@@ -479,7 +538,23 @@ def _strip_logical_types(schema: Any) -> Any:
     return schema
 
 
-def _avro_batches(s: SliceSpec, ids: Sequence[int], whole: bool
+_AVRO_IDS = ("field-id", "element-id", "key-id", "value-id")
+
+
+def _has_avro_ids(schema: Any) -> bool:
+    """Whether the Avro schema has an Iceberg ID anywhere (``AvroSchemaUtil.hasIds``)."""
+    if isinstance(schema, list):  # a union
+        return any(_has_avro_ids(branch) for branch in schema)
+    if not isinstance(schema, dict):
+        return False
+    if any(key in schema for key in _AVRO_IDS):
+        return True
+    nested = [schema.get("type"), schema.get("items"), schema.get("values")]
+    nested += schema.get("fields") or []
+    return any(_has_avro_ids(n) for n in nested)
+
+
+def _avro_batches(s: SliceSpec, columns: Sequence[Column], whole: bool
                   ) -> Iterator[tuple[int, int, dict[int, Any]]]:
     import fastavro
     import pyarrow as pa
@@ -487,9 +562,13 @@ def _avro_batches(s: SliceSpec, ids: Sequence[int], whole: bool
     with open(s.local, "rb") as source:
         blocks = fastavro.block_reader(source)
         writer = blocks.writer_schema
-        fields = writer.get("fields", []) if isinstance(writer, dict) else []
-        names = {f["field-id"]: f["name"] for f in fields
-                 if isinstance(f, dict) and f.get("field-id") in ids}
+        fields = [f for f in (writer.get("fields", []) if isinstance(writer, dict) else [])
+                  if isinstance(f, dict)]
+        if _has_avro_ids(writer):
+            ids = {c.field_id for c in columns}
+            names = {f["field-id"]: f["name"] for f in fields if f.get("field-id") in ids}
+        else:
+            names = _mapped(s, columns, [str(f.get("name")) for f in fields])
         raw = fastavro.parse_schema(_strip_logical_types(writer))
         position = 0
         pending: list[Any] = []
@@ -524,7 +603,8 @@ def _avro_batches(s: SliceSpec, ids: Sequence[int], whole: bool
 _READERS = {"parquet": _parquet_batches, "orc": _orc_batches, "avro": _avro_batches}
 
 
-def read_batches(s: SliceSpec, ids: Sequence[int]) -> Iterator[tuple[int, int, dict[int, Any]]]:
+def read_batches(s: SliceSpec, columns: Sequence[Column]
+                 ) -> Iterator[tuple[int, int, dict[int, Any]]]:
     """(position of the first row in the file, rows, field ID -> Arrow column) of the split's
     rows in file order, in batches of at most about :data:`CHUNK_ROWS` rows; columns missing
     from the file are left out."""
@@ -535,7 +615,7 @@ def read_batches(s: SliceSpec, ids: Sequence[int]) -> Iterator[tuple[int, int, d
                           path=s.local)
     try:
         whole = s.start <= 0 and s.start + s.length >= os.path.getsize(s.local)
-        yield from reader(s, ids, whole)
+        yield from reader(s, columns, whole)
     except PuffinError:
         raise
     except Exception as exc:  # any reader failure becomes one clear error
@@ -625,9 +705,8 @@ class _Deletes:
     def equality_keys(self, d: EqualityDeleteFile) -> Any:
         if d.location not in self._keys:
             spec = SliceSpec(d.location, d.local, d.file_format, 0, WHOLE_FILE)
-            ids = [c.field_id for c in d.columns]
             tables = [_key_table(d.columns, columns, rows)
-                      for _, rows, columns in read_batches(spec, ids)]
+                      for _, rows, columns in read_batches(spec, d.columns)]
             if tables:
                 import pyarrow as pa
 
@@ -682,9 +761,10 @@ def sketch_task(spec: TaskSpec) -> TaskResult:
         deleted = deletes.positions(s)
         equality = [(d, deletes.equality_keys(d)) for d in s.equality_deletes]
         equality = [(d, k) for d, k in equality if k is not None]
-        ids = list(dict.fromkeys([c.field_id for c in spec.columns]
-                                 + [c.field_id for d, _ in equality for c in d.columns]))
-        for first, rows, arrays in read_batches(s, ids):
+        reading: dict[int, Column] = {}
+        for c in [*spec.columns, *(c for d, _ in equality for c in d.columns)]:
+            reading.setdefault(c.field_id, c)
+        for first, rows, arrays in read_batches(s, list(reading.values())):
             keep = np.ones(rows, dtype=bool)
             low, high = np.searchsorted(deleted, [first, first + rows])
             keep[deleted[low:high] - first] = False

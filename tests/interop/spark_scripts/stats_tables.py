@@ -23,6 +23,12 @@ Tables (all with nulls, repeated values, ``-0.0``, ``NaN``, empty strings, negat
 - ``orc_v2``: like ``types_v2`` with ORC data files (and ORC position delete files).
 - ``avro_v2``: like ``types_v2`` with Avro data files (and Avro position delete files).
 - ``wide_v2``: 60,000 rows in several files, estimation mode (more than 4096 distinct values).
+- ``migrated_v2``: plain Parquet files (no field IDs) added with ``add_files`` (which sets the
+  name mapping), a rename (the mapping then gives both names), Iceberg-written files, a DELETE.
+- ``positional_v2``: plain Parquet files whose column names are not the table's, added with
+  ``add_files``, then the name mapping removed: Iceberg reads them by position.
+- ``orc_unmapped_v2``: plain ORC files added with ``add_files``, a rename, the name mapping
+  removed: Iceberg reads them by the read schema's names (the renamed column reads as nulls).
 """
 
 from __future__ import annotations
@@ -139,6 +145,45 @@ def wide_table(spark: SparkSession) -> None:
     spark.sql("CALL local.system.compute_table_stats(table => 'db.wide_v2')")
 
 
+def add_plain_files(spark: SparkSession, out: Path, name: str, fmt: str, query: str) -> None:
+    """Write ``query``'s rows as plain files (no Iceberg IDs) under the table's directory and
+    add them to it with ``add_files``."""
+    source = out / "warehouse" / "db" / name / "imported"
+    spark.sql(query).repartition(2).write.format(fmt).save(str(source))
+    spark.sql(f"CALL local.system.add_files(table => 'db.{name}', "
+              f"source_table => '`{fmt}`.`{source}`')")
+
+
+def migrated_tables(spark: SparkSession, out: Path) -> None:
+    t = create(spark, "migrated_v2", 2)
+    add_plain_files(spark, out, "migrated_v2", "parquet", rows(0, 3000))
+    evolve(spark, t)
+    spark.sql(f"INSERT INTO {t} SELECT *, CAST(i AS BIGINT) * 5 AS added "
+              f"FROM ({rows(3000, 800)})")
+    spark.sql(f"DELETE FROM {t} WHERE l % 7 = 0 OR s_renamed = 's9-é'")
+    spark.sql("CALL local.system.compute_table_stats(table => 'db.migrated_v2')")
+
+    t = create(spark, "positional_v2", 2)
+    names = [c.split()[0] for c in COLUMNS.split(", ")]
+    renamed = ", ".join(f"{n} AS file_{n}" for n in names)
+    add_plain_files(spark, out, "positional_v2", "parquet",
+                    f"SELECT {renamed} FROM ({rows(0, 2600)})")
+    spark.sql(f"ALTER TABLE {t} UNSET TBLPROPERTIES ('schema.name-mapping.default')")
+    spark.sql(f"DELETE FROM {t} WHERE l % 5 = 0")
+    spark.sql("CALL local.system.compute_table_stats(table => 'db.positional_v2')")
+
+    t = "local.db.orc_unmapped_v2"
+    spark.sql(f"CREATE TABLE {t} (i INT, l BIGINT, s STRING, dt DATE, dec DECIMAL(10,2), "
+              "b BOOLEAN, bin BINARY) USING iceberg TBLPROPERTIES ('format-version'='2', "
+              "'write.delete.mode'='merge-on-read', 'write.format.default'='orc')")
+    add_plain_files(spark, out, "orc_unmapped_v2", "orc",
+                    f"SELECT i, l, s, dt, dec, b, bin FROM ({rows(0, 2400)})")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN s TO s_renamed")
+    spark.sql(f"ALTER TABLE {t} UNSET TBLPROPERTIES ('schema.name-mapping.default')")
+    spark.sql(f"DELETE FROM {t} WHERE l % 3 = 0")
+    spark.sql("CALL local.system.compute_table_stats(table => 'db.orc_unmapped_v2')")
+
+
 def build(out: Path, conf: dict[str, str]) -> None:
     spark = session("puffin-cli stats tables", conf)
     types_table(spark, "types_v2", 2)
@@ -146,8 +191,10 @@ def build(out: Path, conf: dict[str, str]) -> None:
     types_table(spark, "orc_v2", 2, ", 'write.format.default'='orc'")
     types_table(spark, "avro_v2", 2, ", 'write.format.default'='avro'")
     wide_table(spark)
+    migrated_tables(spark, out)
     doc = {}
-    for name in ("types_v2", "types_v3", "orc_v2", "avro_v2", "wide_v2"):
+    for name in ("types_v2", "types_v3", "orc_v2", "avro_v2", "wide_v2", "migrated_v2",
+                 "positional_v2", "orc_unmapped_v2"):
         info = statistics(spark, name)
         info["live-rows"] = int(spark.sql(f"SELECT count(*) FROM local.db.{name}").first()[0])
         doc[name] = info
