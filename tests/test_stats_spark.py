@@ -21,6 +21,7 @@ from tables.fixtures import TABLES, spark_tables, table_dir  # noqa: F401
 from puffin_cli.analysis.table_metadata import current_metadata_file, load_metadata
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
+from puffin_cli.spark.planning import choose_snapshot, load_table, plan_snapshot
 from puffin_cli.spark.stats import StatsResult, compute_table_stats
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "stats_tables.py"
@@ -196,6 +197,30 @@ def test_data_files_without_field_ids(name: str, stats_tables: Path, spark: Any,
         (stats_tables / "tables.json").read_text())[name]["statistics"][0]["blobs"]}
     renamed = {"migrated_v2": "1200", "positional_v2": None, "orc_unmapped_v2": "0"}[name]
     assert ndv.get("s_renamed") == renamed and ndv["l"] != "0"
+
+
+@pytest.mark.parametrize("kind", ["data", "position delete"])
+def test_missing_file_is_one_line_exit_1(kind: str, stats_tables: Path, spark: Any,
+                                         tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                         ) -> None:
+    """A file the plan needs but the disk lacks fails the Spark task that reads it; the user
+    gets one line naming it (exit 1), not the worker's traceback."""
+    from puffin_cli.cli.main import main
+
+    table = copy_table(stats_tables, "types_v2", tmp_path)
+    metadata, table_dir, mapper = load_table(table)
+    plan = plan_snapshot(metadata, table_dir, mapper, choose_snapshot(metadata, None), None)
+    missing = Path(plan.data_files[-1].local if kind == "data"
+                   else plan.position_deletes[-1].local)
+    missing.unlink()
+    with pytest.raises(PuffinError) as caught:
+        run(table, spark)
+    assert (caught.value.code, str(caught.value)) == ("stats.read",
+                                                      f"{missing}: parquet file not found")
+    with pytest.raises(SystemExit) as exited:
+        main(["stats", "compute", str(table), "--master", "local[2]", "-q"])
+    assert exited.value.code == 1
+    assert capsys.readouterr().err == f"puffin: error: {missing}: parquet file not found\n"
 
 
 def test_unknown_column_and_snapshot(stats_tables: Path, spark: Any, tmp_path: Path) -> None:

@@ -197,7 +197,7 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = Fals
     """Run the one Spark job: a task per Iceberg task group, then the union of its partial
     sketches per column, as Iceberg's final aggregate does."""
     from puffin_cli.spark.session import ship_package
-    from puffin_cli.spark.task_sketch import sketch_task
+    from puffin_cli.spark.task_sketch import TaskFailure, run_task
     from puffin_cli.spark.tasks import plan_task_groups
 
     groups = plan_task_groups(plan, planning_parallelism(spark))
@@ -208,8 +208,10 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = Fals
     ship_package(spark)
     sc = spark.sparkContext
     results = _run_with_progress(
-        spark, lambda: sc.parallelize(specs, len(specs)).map(sketch_task).collect(), progress)
+        spark, lambda: sc.parallelize(specs, len(specs)).map(run_task).collect(), progress)
     for result in results:
+        if isinstance(result, TaskFailure):
+            raise result.error()
         for union, sketch in zip(unions, result.sketches, strict=True):
             union.add(sketch)
     return Sketches(tuple(u.result() for u in unions), sum(r.rows for r in results))

@@ -108,6 +108,19 @@ class TaskResult:
     sketches: tuple[CompactTheta, ...]  # per column of the task, in order
 
 
+@dataclass(frozen=True)
+class TaskFailure:
+    """A :class:`PuffinError` raised in a Spark task, returned as a value by :func:`run_task`."""
+
+    message: str
+    code: str
+    path: str | None
+    offset: int | None
+
+    def error(self) -> PuffinError:
+        return PuffinError(self.message, code=self.code, path=self.path, offset=self.offset)
+
+
 # --------------------------------------------------------------------------------------------
 # Serialization
 
@@ -782,3 +795,13 @@ def sketch_task(spec: TaskSpec) -> TaskResult:
             for sketch, c in zip(sketches, spec.columns, strict=True):
                 sketch.update(serialized[c.field_id].hashes(keep))
     return TaskResult(live, tuple(s.result() for s in sketches))
+
+
+def run_task(spec: TaskSpec) -> TaskResult | TaskFailure:
+    """:func:`sketch_task` as a Spark task runs it: a bad or missing file comes back as a
+    value, so that the driver reports it as one line (an exception would reach the driver as
+    the worker's traceback, after Spark retried the task in vain)."""
+    try:
+        return sketch_task(spec)
+    except PuffinError as exc:
+        return TaskFailure(exc.message, exc.code, exc.path, exc.offset)
