@@ -63,15 +63,15 @@ class _Display:
                    "(file-system tables), replacing older statistics of that snapshot.")
 @click.option("--master", default=None, metavar="URL",
               help="Spark master (default local[*]; ignored under spark-submit).")
-@click.option("--uuid-as-string", is_flag=True,
-              help="Hash uuid values as their text, as Iceberg's Spark procedure does, "
-                   "instead of the spec's 16 bytes.")
+@click.option("--uuid-as-bytes", is_flag=True,
+              help="Hash uuid values as the spec's 16 bytes, instead of their text as "
+                   "Iceberg's Spark procedure does (it reads a uuid as a Spark string).")
 @relocate_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 @json_option
 @click.pass_context
 def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: int | None,
-            commit: bool, master: str | None, uuid_as_string: bool,
+            commit: bool, master: str | None, uuid_as_bytes: bool,
             relocate: list[tuple[str, str]], quiet: bool, as_json: bool) -> None:
     """Compute Theta-sketch NDV statistics of TABLE, as Iceberg's compute_table_stats does.
 
@@ -94,6 +94,6 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
     with _Display(not quiet) as display:
         result = compute_table_stats(
             table, columns=_columns(columns), snapshot_id=snapshot_id, master=master,
-            uuid_as_string=uuid_as_string, commit=commit, relocate=relocate,
+            uuid_as_string=not uuid_as_bytes, commit=commit, relocate=relocate,
             quiet_spark=not debug, on_phase=display.phase, progress=display.tasks)
     render(result, stats_lines(result), sys.stdout, as_json=as_json)

@@ -124,7 +124,7 @@ def orc_field_names(spark: Any, local: str) -> dict[int, str] | None:
 
 
 def task_specs(spark: Any, plan: StatsPlan, groups: Sequence[TaskGroup], *,
-               uuid_as_string: bool = False) -> list[TaskSpec]:
+               uuid_as_string: bool = True) -> list[TaskSpec]:
     """One :class:`TaskSpec` per Iceberg task group: its splits in order, each with the
     deletes that apply to its data file."""
     from puffin_cli.spark.task_sketch import SliceSpec, TaskSpec
@@ -192,7 +192,7 @@ def _run_with_progress(spark: Any, action: Callable[[], Any], progress: Progress
     return box["value"]
 
 
-def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = False,
+def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True,
                      progress: Progress | None = None) -> Sketches:
     """Run the one Spark job: a task per Iceberg task group, then the union of its partial
     sketches per column, as Iceberg's final aggregate does."""
@@ -248,7 +248,7 @@ def column_stats(plan: StatsPlan, sketches: Sketches) -> tuple[ColumnStats, ...]
 
 def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | None = None,
                         snapshot_id: int | None = None, master: str | None = None,
-                        uuid_as_string: bool = False, commit: bool = False,
+                        uuid_as_string: bool = True, commit: bool = False,
                         relocate: list[tuple[str, str]] | None = None,
                         quiet_spark: bool = True,
                         on_phase: Callable[[str], None] | None = None,

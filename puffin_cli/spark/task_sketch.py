@@ -179,7 +179,7 @@ def _plain(array: Any) -> Any:
 
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
-    if isinstance(array.type, pa.ExtensionType):
+    if isinstance(array.type, pa.BaseExtensionType):  # e.g. arrow.uuid (Parquet UUID)
         array = array.storage
     if pa.types.is_dictionary(array.type):
         array = array.dictionary_decode()
@@ -762,6 +762,16 @@ def _equality_keep(d: EqualityDeleteFile, keys: Any, arrays: dict[int, Any], row
 # The task
 
 
+def _serialize(s: SliceSpec, column: Column, arrays: dict[int, Any], rows: int,
+               uuid_as_string: bool) -> _Serialized:
+    """:func:`serialize_column`, its errors naming the file and the column."""
+    try:
+        return serialize_column(column.type, arrays.get(column.field_id), rows, uuid_as_string)
+    except PuffinError as exc:
+        raise PuffinError(f"column {column.name} (field {column.field_id}): {exc.message}",
+                          code=exc.code, path=s.local) from None
+
+
 def sketch_task(spec: TaskSpec) -> TaskResult:
     """Read the task's slices in order and sketch every column of the live rows."""
     import numpy as np
@@ -781,8 +791,7 @@ def sketch_task(spec: TaskSpec) -> TaskResult:
             keep = np.ones(rows, dtype=bool)
             low, high = np.searchsorted(deleted, [first, first + rows])
             keep[deleted[low:high] - first] = False
-            serialized = {c.field_id: serialize_column(c.type, arrays.get(c.field_id), rows,
-                                                       spec.uuid_as_string)
+            serialized = {c.field_id: _serialize(s, c, arrays, rows, spec.uuid_as_string)
                           for c in spec.columns}
             # the sketch serialization serves equality too, except uuids hashed as text
             reusable = {c.field_id: serialized[c.field_id] for c in spec.columns

@@ -22,6 +22,7 @@ Tables (all with nulls, repeated values, ``-0.0``, ``NaN``, empty strings, negat
 - ``types_v3``: format 3, DELETEs writing deletion vectors, partitioned, renamed column.
 - ``orc_v2``: like ``types_v2`` with ORC data files (and ORC position delete files).
 - ``avro_v2``: like ``types_v2`` with Avro data files (and Avro position delete files).
+- ``uuid_v2``: a uuid column (created through the Java API), estimation mode, a DELETE.
 - ``wide_v2``: 60,000 rows in several files, estimation mode (more than 4096 distinct values).
 - ``migrated_v2``: plain Parquet files (no field IDs) added with ``add_files`` (which sets the
   name mapping), a rename (the mapping then gives both names), Iceberg-written files, a DELETE.
@@ -184,6 +185,29 @@ def migrated_tables(spark: SparkSession, out: Path) -> None:
     spark.sql("CALL local.system.compute_table_stats(table => 'db.orc_unmapped_v2')")
 
 
+def uuid_table(spark: SparkSession) -> None:
+    """A uuid column (Spark SQL has no uuid type: created through Iceberg's Java API; Spark
+    reads and writes it as a string), more than 4096 distinct values, a DELETE."""
+    jvm = spark._jvm  # type: ignore[attr-defined]
+    catalog = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergCatalog(
+        spark._jsparkSession, "local")  # type: ignore[attr-defined]
+    types = jvm.org.apache.iceberg.types.Types
+    fields = jvm.java.util.ArrayList()
+    fields.add(types.NestedField.optional(1, "id", types.LongType.get()))
+    fields.add(types.NestedField.optional(2, "u", types.UUIDType.get()))
+    properties = jvm.java.util.HashMap()
+    properties.put("format-version", "2")
+    properties.put("write.delete.mode", "merge-on-read")
+    catalog.createTable(jvm.org.apache.iceberg.catalog.TableIdentifier.parse("db.uuid_v2"),
+                        jvm.org.apache.iceberg.Schema(fields),
+                        jvm.org.apache.iceberg.PartitionSpec.unpartitioned(), properties)
+    spark.sql("INSERT INTO local.db.uuid_v2 SELECT id, CASE WHEN id % 10 = 0 THEN NULL ELSE "
+              "lower(concat(lpad(hex(id % 5000), 8, '0'), '-0000-4000-8000-', "
+              "lpad(hex(id * 7919), 12, '0'))) END FROM range(0, 6000)")
+    spark.sql("DELETE FROM local.db.uuid_v2 WHERE id % 7 = 3")
+    spark.sql("CALL local.system.compute_table_stats(table => 'db.uuid_v2')")
+
+
 def build(out: Path, conf: dict[str, str]) -> None:
     spark = session("puffin-cli stats tables", conf)
     types_table(spark, "types_v2", 2)
@@ -192,9 +216,10 @@ def build(out: Path, conf: dict[str, str]) -> None:
     types_table(spark, "avro_v2", 2, ", 'write.format.default'='avro'")
     wide_table(spark)
     migrated_tables(spark, out)
+    uuid_table(spark)
     doc = {}
     for name in ("types_v2", "types_v3", "orc_v2", "avro_v2", "wide_v2", "migrated_v2",
-                 "positional_v2", "orc_unmapped_v2"):
+                 "positional_v2", "orc_unmapped_v2", "uuid_v2"):
         info = statistics(spark, name)
         info["live-rows"] = int(spark.sql(f"SELECT count(*) FROM local.db.{name}").first()[0])
         doc[name] = info
