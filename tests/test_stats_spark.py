@@ -209,6 +209,18 @@ def test_data_files_without_field_ids(name: str, stats_tables: Path, spark: Any,
     assert ndv.get("s_renamed") == renamed and ndv["l"] != "0"
 
 
+def test_identity_partition_columns_come_from_the_manifests(stats_tables: Path, spark: Any,
+                                                             tmp_path: Path) -> None:
+    """Hive-style partition directories added with add_files: the files do not store the
+    identity partition columns (cat, region); their values come from the manifests' partition
+    tuples, as in Iceberg's readers. Iceberg's sketches byte for byte."""
+    table = copy_table(stats_tables, "hive_v2", tmp_path)
+    assert_equals_icebergs(stats_tables, table, spark)
+    ndv = {c["columns"][0]: c["properties"]["ndv"] for c in json.loads(
+        (stats_tables / "tables.json").read_text())["hive_v2"]["statistics"][0]["blobs"]}
+    assert (ndv["cat"], ndv["region"]) == ("3", "2")
+
+
 @pytest.mark.parametrize("kind", ["data", "position delete"])
 def test_missing_file_is_one_line_exit_1(kind: str, stats_tables: Path, spark: Any,
                                          tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -490,3 +490,33 @@ def test_orc_split_offsets_pick_stripes_and_count_earlier_rows(tmp_path: Path) -
     rows_before = po.ORCFile(local).read_stripe(0).num_rows
     assert batches[0][0] == rows_before
     assert batches[0][2][1].to_pylist()[0] == rows_before
+
+
+_UTC = dt.timezone.utc
+# (type, the value as fastavro decodes it from a manifest's partition, as Iceberg sees it)
+_CONSTANTS: list[tuple[str, Any, Any]] = [
+    ("int", -7, -7), ("long", 2**40, 2**40), ("boolean", True, True),
+    ("float", -0.0, -0.0), ("double", 2.5, 2.5), ("string", "é-east", "é-east"),
+    ("binary", b"\x00\x01", b"\x00\x01"), ("fixed[2]", b"\xff\x00", b"\xff\x00"),
+    ("date", dt.date(1969, 12, 31), dt.date(1969, 12, 31)),
+    ("time", dt.time(1, 2, 3, 4), dt.time(1, 2, 3, 4)),
+    ("timestamp", dt.datetime(2024, 3, 1, 12, 0, 0, 5, tzinfo=_UTC), 1_709_294_400_000_005),
+    ("timestamptz", dt.datetime(1960, 1, 1, tzinfo=_UTC), -315_619_200_000_000),
+    ("decimal(20,3)", Decimal("-12345678901234567.891"), Decimal("-12345678901234567.891")),
+    ("uuid", _UUIDS[0], _UUIDS[0]), ("uuid", _UUIDS[0].bytes, _UUIDS[0]),
+]
+
+
+@pytest.mark.parametrize(("type_text", "decoded", "value"), _CONSTANTS)
+def test_identity_partition_constants(type_text: str, decoded: Any, value: Any,
+                                      tmp_path: Path) -> None:
+    """An identity partition column takes the partition value on every row (stored in the
+    file or not); a null partition value gives nulls."""
+    local = _write_parquet(tmp_path / "d.parquet", {1: pa.array([1, 2, 3], pa.int64()),
+                                                    2: pa.array([9, 9, 9], pa.int64())})
+    column = _column(2, type_text)
+    for constant, expected in ((decoded, _expected(type_text, [value])), (None, [])):
+        spec = TaskSpec((_whole(local, constants=((2, constant),)),), (column,))
+        result = sketch_task(spec)
+        assert result.rows == 3
+        assert result.sketches[0].hashes.tolist() == sorted(int(h) for h in expected)

@@ -139,7 +139,9 @@ class DataFile:
     files and ``deletion_vector`` its DV (when it has one, Iceberg attaches no position delete
     file), exactly the delete files Iceberg's ``DeleteFileIndex`` attaches to its scan task.
     ``file_size`` and ``split_offsets`` (manifest fields 104 and 132) are what Iceberg splits
-    the file by (:mod:`puffin_cli.spark.tasks`)."""
+    the file by (:mod:`puffin_cli.spark.tasks`). ``constants`` are the values of its
+    identity partition fields by source field ID: Iceberg's readers take such a column from
+    them, so a file need not store it (Hive-style partition directories)."""
 
     location: str
     local: str
@@ -152,6 +154,7 @@ class DataFile:
     split_offsets: tuple[int, ...] | None = None
     position_deletes: tuple[PositionDeleteFile, ...] = ()
     deletion_vector: DeletionVectorRef | None = None
+    constants: tuple[tuple[int, Any], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -521,6 +524,17 @@ def parse_name_mapping(metadata: TableMetadata) -> NameMapping | None:
                           '"field-id", "names" and "fields"', code="stats.name-mapping") from None
 
 
+def identity_constants(metadata: TableMetadata, entry: ContentFile
+                       ) -> tuple[tuple[int, Any], ...]:
+    """(source field ID, value) of the identity fields of the file's partition spec, the
+    values as the manifest holds them (fastavro's: ``date``, ``datetime``, ``Decimal``...)."""
+    spec = metadata.specs.get(entry.spec_id) or {}
+    return tuple((f["source-id"], entry.partition[f["name"]])
+                 for f in spec.get("fields") or []
+                 if isinstance(f, dict) and f.get("transform") == "identity"
+                 and isinstance(f.get("source-id"), int) and f.get("name") in entry.partition)
+
+
 def _local(mapper: PathMapper, location: str) -> str:
     return os.path.abspath(mapper.local(location))
 
@@ -540,7 +554,8 @@ def plan_snapshot(metadata: TableMetadata, table_dir: Path, mapper: PathMapper,
                               code="stats.format")
         data.append(DataFile(entry.path, _local(mapper, entry.path), fmt,
                              entry.record_count, entry.sequence_number,
-                             file_size=entry.file_size, split_offsets=entry.split_offsets))
+                             file_size=entry.file_size, split_offsets=entry.split_offsets,
+                             constants=identity_constants(metadata, entry)))
     positions: list[tuple[ContentFile, PositionDeleteFile]] = []
     dvs: list[DeletionVectorRef] = []
     for entry in files.delete_files:

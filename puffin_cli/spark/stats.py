@@ -146,7 +146,7 @@ def task_specs(spark: Any, plan: StatsPlan, groups: Sequence[TaskGroup], *,
                 start=split.start, length=split.length, split_offsets=f.split_offsets,
                 deletion_vector=f.deletion_vector, position_deletes=f.position_deletes,
                 equality_deletes=f.equality_deletes, orc_names=names,
-                name_mapping=plan.name_mapping))
+                name_mapping=plan.name_mapping, constants=f.constants))
         specs.append(TaskSpec(tuple(slices), plan.columns, uuid_as_string))
     return specs
 

@@ -39,6 +39,7 @@ empty strings or binaries are skipped.
 
 from __future__ import annotations
 
+import datetime
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -72,6 +73,7 @@ _FIXED_WIDTH = {"int": "<i4", "date": "<i4", "long": "<i8", "time": "<i8", "time
                 "timestamptz": "<i8", "float": "<f4", "double": "<f8"}
 _MICROS_PER_UNIT = {"s": 1_000_000, "ms": 1_000, "us": 1}
 _DECIMAL_BYTES = 16
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 _LONG_DIGITS = 18  # decimal precision whose unscaled values fit a long
 _HEX_DIGITS = b"0123456789abcdef"
 _UUID_DASHES = (8, 12, 16, 20)
@@ -93,6 +95,7 @@ class SliceSpec:
     equality_deletes: tuple[EqualityDeleteFile, ...] = ()
     orc_names: tuple[tuple[int, str], ...] | None = None  # ORC: field ID -> column name
     name_mapping: NameMapping | None = None  # the table's, for files without field IDs
+    constants: tuple[tuple[int, Any], ...] = ()  # identity partition values by field ID
 
 
 @dataclass(frozen=True)
@@ -762,6 +765,44 @@ def _equality_keep(d: EqualityDeleteFile, keys: Any, arrays: dict[int, Any], row
 # The task
 
 
+_CONSTANT_TYPES = {"boolean": "bool_", "int": "int32", "long": "int64", "float": "float32",
+                   "double": "float64", "date": "int32", "time": "int64", "timestamp": "int64",
+                   "timestamptz": "int64", "string": "string", "binary": "binary",
+                   "fixed": "binary", "uuid": "binary"}
+
+
+def _constant(column: Column, value: Any, rows: int) -> Any:
+    """``rows`` copies of an identity partition value (as fastavro decoded it from the
+    manifest) as the column's Arrow values: what Iceberg's readers give for such a column,
+    whether the file stores it or not."""
+    import uuid
+
+    import pyarrow as pa
+
+    if value is None:
+        return pa.nulls(rows)
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=datetime.timezone.utc)
+        value = (value - _EPOCH) // datetime.timedelta(microseconds=1)
+    elif isinstance(value, datetime.date):
+        value = (value - _EPOCH.date()).days
+    elif isinstance(value, datetime.time):
+        value = (((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000
+                 + value.microsecond)
+    elif isinstance(value, uuid.UUID):
+        value = value.bytes
+    kind = column.type
+    if kind.name == "decimal":
+        arrow = pa.decimal128(kind.precision or 38, kind.scale or 0)
+    elif kind.name in _CONSTANT_TYPES:
+        arrow = getattr(pa, _CONSTANT_TYPES[kind.name])()
+    else:
+        raise PuffinError(f"identity partition column {column.name} of type {kind} is not "
+                          "supported", code="stats.column-type")
+    return pa.repeat(pa.scalar(value, arrow), rows)
+
+
 def _serialize(s: SliceSpec, column: Column, arrays: dict[int, Any], rows: int,
                uuid_as_string: bool) -> _Serialized:
     """:func:`serialize_column`, its errors naming the file and the column."""
@@ -788,6 +829,9 @@ def sketch_task(spec: TaskSpec) -> TaskResult:
         for c in [*spec.columns, *(c for d, _ in equality for c in d.columns)]:
             reading.setdefault(c.field_id, c)
         for first, rows, arrays in read_batches(s, list(reading.values())):
+            for field_id, value in s.constants:
+                if field_id in reading:
+                    arrays[field_id] = _constant(reading[field_id], value, rows)
             keep = np.ones(rows, dtype=bool)
             low, high = np.searchsorted(deleted, [first, first + rows])
             keep[deleted[low:high] - first] = False

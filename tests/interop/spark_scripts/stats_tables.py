@@ -30,6 +30,9 @@ Tables (all with nulls, repeated values, ``-0.0``, ``NaN``, empty strings, negat
   ``add_files``, then the name mapping removed: Iceberg reads them by position.
 - ``orc_unmapped_v2``: plain ORC files added with ``add_files``, a rename, the name mapping
   removed: Iceberg reads them by the read schema's names (the renamed column reads as nulls).
+- ``hive_v2``: Hive-style partition directories (``cat=1/region=east``) added with
+  ``add_files``: the identity partition columns are not in the files, Iceberg reads them from
+  the partition values in the manifests.
 """
 
 from __future__ import annotations
@@ -184,6 +187,20 @@ def migrated_tables(spark: SparkSession, out: Path) -> None:
     spark.sql(f"DELETE FROM {t} WHERE l % 3 = 0")
     spark.sql("CALL local.system.compute_table_stats(table => 'db.orc_unmapped_v2')")
 
+    # Hive-style partition directories: cat and region are in the paths, not in the files.
+    t = "local.db.hive_v2"
+    spark.sql(f"CREATE TABLE {t} (l BIGINT, s STRING, dt DATE, cat INT, region STRING) "
+              "USING iceberg PARTITIONED BY (cat, region) TBLPROPERTIES ("
+              "'format-version'='2', 'write.delete.mode'='merge-on-read')")
+    source = out / "warehouse" / "db" / "hive_v2" / "imported"
+    spark.sql(f"SELECT l, s, dt, CAST(abs(l) % 3 AS INT) AS cat, CASE WHEN l % 2 = 0 THEN "
+              f"'east' ELSE 'west' END AS region FROM ({rows(0, 3000)})").write \
+        .partitionBy("cat", "region").parquet(str(source))
+    spark.sql(f"CALL local.system.add_files(table => 'db.hive_v2', "
+              f"source_table => '`parquet`.`{source}`')")
+    spark.sql(f"DELETE FROM {t} WHERE l % 7 = 0")
+    spark.sql("CALL local.system.compute_table_stats(table => 'db.hive_v2')")
+
 
 def uuid_table(spark: SparkSession) -> None:
     """A uuid column (Spark SQL has no uuid type: created through Iceberg's Java API; Spark
@@ -219,7 +236,7 @@ def build(out: Path, conf: dict[str, str]) -> None:
     uuid_table(spark)
     doc = {}
     for name in ("types_v2", "types_v3", "orc_v2", "avro_v2", "wide_v2", "migrated_v2",
-                 "positional_v2", "orc_unmapped_v2", "uuid_v2"):
+                 "positional_v2", "orc_unmapped_v2", "hive_v2", "uuid_v2"):
         info = statistics(spark, name)
         info["live-rows"] = int(spark.sql(f"SELECT count(*) FROM local.db.{name}").first()[0])
         doc[name] = info
