@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
-from script_session import session
+from script_common import load_table, session, write_equality_delete
 
 TABLE = "eq_v2"
 COLUMNS = ("id INT, cat INT, name STRING, code INT, dt DATE, amount DECIMAL(10,2), "
@@ -59,42 +59,8 @@ def rows(start: int, count: int) -> str:
         FROM range({start}, {start + count})"""
 
 
-def _load(spark: SparkSession) -> Any:
-    jvm = spark._jvm  # type: ignore[attr-defined]
-    return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-        spark._jsparkSession, f"local.db.{TABLE}")  # type: ignore[attr-defined]
 
 
-def write_equality_delete(spark: SparkSession, spec_id: int, partition: int | None,
-                          columns: list[str], values: list[tuple[Any, ...]], name: str) -> Any:
-    """An equality delete file on ``columns`` (one row per ``values`` tuple, None = NULL) in
-    spec ``spec_id`` (partition cat = ``partition``), not committed."""
-    jvm = spark._jvm  # type: ignore[attr-defined]
-    gateway = spark.sparkContext._gateway  # type: ignore[attr-defined]
-    table = _load(spark)
-    schema = table.schema()
-    spec = table.specs().get(spec_id)
-    ids = gateway.new_array(jvm.int, len(columns))
-    for i, column in enumerate(columns):
-        ids[i] = schema.findField(column).fieldId()
-    delete_schema = schema.select(columns)
-    factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(schema, spec, ids,
-                                                                 delete_schema, None)
-    key = None
-    if partition is not None:
-        key = jvm.org.apache.iceberg.data.GenericRecord.create(spec.partitionType())
-        key.set(0, partition)
-    location = f"{table.location()}/data/{name}.parquet"
-    output = jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(
-        table.io().newOutputFile(location))
-    writer = factory.newEqDeleteWriter(output, jvm.org.apache.iceberg.FileFormat.PARQUET, key)
-    for value in values:
-        record = jvm.org.apache.iceberg.data.GenericRecord.create(delete_schema)
-        for column, item in zip(columns, value, strict=True):
-            record.setField(column, item)
-        writer.write(record)
-    writer.close()
-    return writer.toDeleteFile()
 
 
 def write_data_file(spark: SparkSession, spec_id: int, partition: int,
@@ -102,7 +68,7 @@ def write_data_file(spark: SparkSession, spec_id: int, partition: int,
     """A data file of ``records`` (columns left out are NULL) in partition cat =
     ``partition`` of spec ``spec_id``, not committed."""
     jvm = spark._jvm  # type: ignore[attr-defined]
-    table = _load(spark)
+    table = load_table(spark, TABLE)
     schema = table.schema()
     spec = table.specs().get(spec_id)
     factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(schema, spec)
@@ -122,7 +88,7 @@ def write_data_file(spark: SparkSession, spec_id: int, partition: int,
 
 def commit_deletes(spark: SparkSession, files: list[Any], data_files: tuple[Any, ...] = ()
                    ) -> None:
-    delta = _load(spark).newRowDelta()
+    delta = load_table(spark, TABLE).newRowDelta()
     for f in data_files:
         delta = delta.addRows(f)
     for f in files:
@@ -133,7 +99,7 @@ def commit_deletes(spark: SparkSession, files: list[Any], data_files: tuple[Any,
 def planned_deletes(spark: SparkSession) -> dict[str, list[str]]:
     """Data file -> the equality delete files Iceberg's scan planning applies to it."""
     out: dict[str, list[str]] = {}
-    tasks = _load(spark).newScan().planFiles()
+    tasks = load_table(spark, TABLE).newScan().planFiles()
     iterator = tasks.iterator()
     while iterator.hasNext():
         task = iterator.next()
@@ -152,11 +118,11 @@ def build_table(spark: SparkSession) -> None:
     spark.sql(f"INSERT INTO {t} {rows(0, 600)}")
     spark.sql(f"ALTER TABLE {t} ADD PARTITION FIELD cat")
     spark.sql(f"INSERT INTO {t} {rows(600, 900)}")
-    by_name = write_equality_delete(spark, 1, 0, ["name"], [("n5",), ("n607",), (None,)],
-                                    "eq-name-cat0")
-    by_id = write_equality_delete(spark, 1, 1, ["id"],
+    by_name = write_equality_delete(spark, TABLE, ["name"], [("n5",), ("n607",), (None,)],
+                                    "eq-name-cat0", spec_id=1, partition=0)
+    by_id = write_equality_delete(spark, TABLE, ["id"],
                                   [(i,) for i in (601, 604, 700, 703, 1000, 1498, 3, 9)],
-                                  "eq-id-cat1")
+                                  "eq-id-cat1", spec_id=1, partition=1)
     same_commit = write_data_file(spark, 1, 0, [
         {"id": 5000 + i, "cat": 0, "name": name}
         for i, name in enumerate(["n5", "n607", None, "n5", "n1"])], "same-commit")
@@ -165,7 +131,8 @@ def build_table(spark: SparkSession) -> None:
     pairs: list[tuple[Any, ...]] = [(13 * k, None) for k in range(0, 180, 7)]
     pairs += [(i, f"n{i % 700}") for i in (1, 2, 610, 611, 1600, 1601, 2000, 2099)]
     pairs += [(1602, "no such name"), (None, "n4"), (5004, "n1")]
-    global_delete = write_equality_delete(spark, 0, None, ["id", "name"], pairs, "eq-global")
+    global_delete = write_equality_delete(spark, TABLE, ["id", "name"], pairs, "eq-global",
+                                          spec_id=0)
     commit_deletes(spark, [global_delete])
     spark.sql(f"INSERT INTO {t} {rows(2100, 300)}")
     spark.sql(f"INSERT INTO {t} SELECT * FROM ({rows(0, 40)}) WHERE name IS NULL OR id < 3")
@@ -175,7 +142,7 @@ def build_table(spark: SparkSession) -> None:
 
 
 def statistics(spark: SparkSession) -> dict[str, Any]:
-    table = _load(spark)
+    table = load_table(spark, TABLE)
     current = table.currentSnapshot()
     stats = []
     for sf in list(table.statisticsFiles()):

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
-from script_session import session
+from script_common import session
 
 COLUMNS = ("i INT, l BIGINT, d DOUBLE, f FLOAT, s STRING, dt DATE, dec DECIMAL(10,2), "
            "big DECIMAL(30,4), ts TIMESTAMP, tsn TIMESTAMP_NTZ, b BOOLEAN, bin BINARY")

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
-from script_session import session
+from script_common import load_table, session, write_equality_delete
 
 SCHEMA = "id INT, cat INT, name STRING, pad STRING"
 TABLES = ("t_default", "t_sizes", "t_part", "t_pos_file", "t_pos_part", "t_dv", "t_eq",
@@ -77,33 +77,8 @@ def create(spark: SparkSession, name: str, props: dict[str, str], version: int =
     return table
 
 
-def _load(spark: SparkSession, name: str) -> Any:
-    jvm: Any = spark._jvm
-    return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(
-        spark._jsparkSession, f"local.db.{name}")
 
 
-def write_equality_delete(spark: SparkSession, name: str, column: str,
-                          values: list[Any], file_name: str) -> Any:
-    """An equality delete file on ``column`` (unpartitioned table: a global delete)."""
-    jvm: Any = spark._jvm
-    gateway: Any = spark.sparkContext._gateway
-    table = _load(spark, name)
-    schema = table.schema()
-    ids = gateway.new_array(jvm.int, 1)
-    ids[0] = schema.findField(column).fieldId()
-    delete_schema = schema.select([column])
-    factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(schema, table.spec(), ids,
-                                                                 delete_schema, None)
-    output = jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(
-        table.io().newOutputFile(f"{table.location()}/data/{file_name}.parquet"))
-    writer = factory.newEqDeleteWriter(output, jvm.org.apache.iceberg.FileFormat.PARQUET, None)
-    for value in values:
-        record = jvm.org.apache.iceberg.data.GenericRecord.create(delete_schema)
-        record.setField(column, value)
-        writer.write(record)
-    writer.close()
-    return writer.toDeleteFile()
 
 
 def build_tables(spark: SparkSession) -> None:
@@ -134,10 +109,10 @@ def build_tables(spark: SparkSession) -> None:
 
     t = create(spark, "t_eq", by_count)
     frame(spark, [100, 300, 60, 500, 200, 40, 700, 150]).writeTo(t).append()
-    files = [write_equality_delete(spark, "t_eq", "id", [3, 5], "eq-id"),
-             write_equality_delete(spark, "t_eq", "name", [None], "eq-null-name"),
-             write_equality_delete(spark, "t_eq", "name", ["zzz"], "eq-above")]
-    delta = _load(spark, "t_eq").newRowDelta()
+    files = [write_equality_delete(spark, "t_eq", ["id"], [(3,), (5,)], "eq-id"),
+             write_equality_delete(spark, "t_eq", ["name"], [(None,)], "eq-null-name"),
+             write_equality_delete(spark, "t_eq", ["name"], [("zzz",)], "eq-above")]
+    delta = load_table(spark, "t_eq").newRowDelta()
     for f in files:
         delta = delta.addDeletes(f)
     delta.commit()
@@ -157,8 +132,8 @@ def copy_without_offsets(spark: SparkSession, source: str, target: str) -> None:
     """Append ``source``'s data files to ``target`` (same schema, unpartitioned) with their
     split offsets left out."""
     jvm: Any = spark._jvm
-    dst = _load(spark, target)
-    tasks = _load(spark, source).newScan().planFiles()
+    dst = load_table(spark, target)
+    tasks = load_table(spark, source).newScan().planFiles()
     iterator = tasks.iterator()
     append = dst.newAppend()
     while iterator.hasNext():
@@ -172,7 +147,7 @@ def copy_without_offsets(spark: SparkSession, source: str, target: str) -> None:
 def planned_deletes(spark: SparkSession, name: str) -> dict[str, list[str]]:
     """Data file -> the delete files Iceberg's scan planning attaches to it."""
     out: dict[str, list[str]] = {}
-    tasks = _load(spark, name).newScan().planFiles()
+    tasks = load_table(spark, name).newScan().planFiles()
     iterator = tasks.iterator()
     while iterator.hasNext():
         task = iterator.next()
