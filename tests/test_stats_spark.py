@@ -301,6 +301,30 @@ def test_cli_json(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
     assert Path(doc["statistics-path"]).is_file()
 
 
+def test_spark_conf_reaches_the_session(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
+    """--conf KEY=VALUE goes to the session (a running one takes its spark.sql.* settings):
+    spark.sql.shuffle.partitions is what Iceberg's adaptive split size divides by."""
+    from puffin_cli.cli.main import cli
+    from puffin_cli.spark.session import get_session
+    from puffin_cli.spark.stats import planning_parallelism
+
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    try:
+        assert get_session(None, {"spark.sql.shuffle.partitions": "3"}) is spark
+        assert planning_parallelism(spark) == 3  # local[2]: max(2, 3)
+        table = copy_table(stats_tables, "types_v3", tmp_path)
+        outcome = CliRunner().invoke(cli, ["stats", "compute", str(table), "--columns", "l",
+                                           "--conf", "spark.sql.shuffle.partitions=5", "-q",
+                                           "--json"])
+        assert outcome.exit_code == 0, outcome.output
+        assert spark.conf.get("spark.sql.shuffle.partitions") == "5"
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+    bad = CliRunner().invoke(cli, ["stats", "compute", str(table), "--conf", "nokey"])
+    assert bad.exit_code == 2
+    assert "'nokey': expected KEY=VALUE (e.g. spark.sql.shuffle.partitions=64)" in bad.output
+
+
 def test_cli_human_summary(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
     from puffin_cli.cli.main import cli
 

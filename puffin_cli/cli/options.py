@@ -67,3 +67,23 @@ def relocate_option(func: F) -> F:
                         help="Read locations starting with FROM under the local directory TO "
                              "(repeatable). The table's own location is mapped automatically "
                              "when the table was moved.")(func)
+
+
+def _spark_conf(ctx: click.Context, param: click.Parameter,
+                value: tuple[str, ...]) -> dict[str, str]:
+    conf = {}
+    for spec in value:
+        key, sep, setting = spec.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{spec!r}: expected KEY=VALUE (e.g. "
+                                     "spark.sql.shuffle.partitions=64)", ctx, param)
+        conf[key.strip()] = setting
+    return conf
+
+
+def spark_conf_option(func: F) -> F:
+    """``--conf KEY=VALUE`` (repeatable): Spark settings, parsed into a dict."""
+    return click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+                        callback=_spark_conf,
+                        help="A Spark setting (repeatable), as spark-submit's --conf. A "
+                             "running session (spark-submit) takes its spark.sql.* ones.")(func)

@@ -8,7 +8,7 @@ import click
 
 from puffin_cli.analysis.profiles import PROFILES
 from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
-from puffin_cli.cli.options import json_option, max_blob_size_option
+from puffin_cli.cli.options import json_option, max_blob_size_option, spark_conf_option
 
 
 def _listed(files_from: str) -> list[str]:
@@ -35,12 +35,13 @@ def _listed(files_from: str) -> list[str]:
                                  "or else JSON lines).")
 @click.option("--profile", type=click.Choice(PROFILES), default="spec", show_default=True,
               help="Also check what this engine rejects (as `puffin validate`).")
+@spark_conf_option
 @max_blob_size_option
 @json_option
 @click.pass_context
 def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use_spark: bool,
          master: str | None, output: str | None, output_format: str | None, profile: str,
-         max_blob_size: int, as_json: bool) -> None:
+         spark_conf: dict[str, str], max_blob_size: int, as_json: bool) -> None:
     """Validate every Puffin file under PATH (directories are searched recursively, as
     `puffin validate` does) with the checks of `puffin validate`.
 
@@ -69,6 +70,6 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
     debug = bool((ctx.find_root().obj or {}).get("debug"))
     result = run_scan(files, master=master, profile=profile, max_blob_size=max_blob_size,
                       output=output, output_format=output_format or "jsonl",
-                      use_spark=use_spark, quiet_spark=not debug)
+                      use_spark=use_spark, spark_conf=spark_conf, quiet_spark=not debug)
     render(result, scan_lines(result), sys.stdout, as_json=as_json)
     sys.exit(EXIT_BAD_FILE if result.failed else EXIT_OK)

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from puffin_cli.cli.options import json_option, relocate_option
+from puffin_cli.cli.options import json_option, relocate_option, spark_conf_option
 
 
 @click.group("stats", context_settings={"help_option_names": ["-h", "--help"]})
@@ -66,12 +66,13 @@ class _Display:
 @click.option("--uuid-as-bytes", is_flag=True,
               help="Hash uuid values as the spec's 16 bytes, instead of their text as "
                    "Iceberg's Spark procedure does (it reads a uuid as a Spark string).")
+@spark_conf_option
 @relocate_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 @json_option
 @click.pass_context
 def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: int | None,
-            commit: bool, master: str | None, uuid_as_bytes: bool,
+            commit: bool, master: str | None, uuid_as_bytes: bool, spark_conf: dict[str, str],
             relocate: list[tuple[str, str]], quiet: bool, as_json: bool) -> None:
     """Compute Theta-sketch NDV statistics of TABLE, as Iceberg's compute_table_stats does.
 
@@ -94,6 +95,7 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
     with _Display(not quiet) as display:
         result = compute_table_stats(
             table, columns=_columns(columns), snapshot_id=snapshot_id, master=master,
-            uuid_as_string=not uuid_as_bytes, commit=commit, relocate=relocate,
-            quiet_spark=not debug, on_phase=display.phase, progress=display.tasks)
+            spark_conf=spark_conf, uuid_as_string=not uuid_as_bytes, commit=commit,
+            relocate=relocate, quiet_spark=not debug, on_phase=display.phase,
+            progress=display.tasks)
     render(result, stats_lines(result), sys.stdout, as_json=as_json)

@@ -106,13 +106,14 @@ def _arrow_schema() -> Any:
 
 def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spec",
          max_blob_size: int, output: str | None = None, output_format: str = "jsonl",
-         use_spark: bool = True, quiet_spark: bool = True) -> ScanResult:
+         use_spark: bool = True, spark_conf: dict[str, str] | None = None,
+         quiet_spark: bool = True) -> ScanResult:
     """Validate ``paths`` (on Spark executors with ``use_spark``, else in this process)."""
     start = time.monotonic()
     if use_spark:
         from puffin_cli.spark.session import get_session, ship_package
 
-        spark = get_session(master, quiet=quiet_spark)
+        spark = get_session(master, spark_conf, quiet=quiet_spark)
         ship_package(spark)
         sc = spark.sparkContext
         slices = max(1, min(len(paths), sc.defaultParallelism * 4))

@@ -40,6 +40,9 @@ def get_session(master: str | None = None, conf: dict[str, str] | None = None, *
     settings = conf or {}
     active = SparkSession.getActiveSession()
     if active is not None:
+        for key, value in settings.items():
+            if key.startswith("spark.sql."):  # the ones a running session can change
+                active.conf.set(key, value)
         return active
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (SparkSession.builder.appName(APP_NAME)

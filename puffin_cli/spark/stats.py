@@ -248,6 +248,7 @@ def column_stats(plan: StatsPlan, sketches: Sketches) -> tuple[ColumnStats, ...]
 
 def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | None = None,
                         snapshot_id: int | None = None, master: str | None = None,
+                        spark_conf: dict[str, str] | None = None,
                         uuid_as_string: bool = True, commit: bool = False,
                         relocate: list[tuple[str, str]] | None = None,
                         quiet_spark: bool = True,
@@ -267,7 +268,7 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
         raise PuffinError(f"{table}: no column of a supported primitive type to sketch",
                           code="stats.column")
     phase("starting Spark")
-    spark = get_session(master, quiet=quiet_spark)
+    spark = get_session(master, spark_conf, quiet=quiet_spark)
     phase(f"sketching {len(plan.columns)} columns of {len(plan.data_files)} data files")
     sketches = compute_sketches(spark, plan, uuid_as_string=uuid_as_string, progress=progress)
     phase("writing the statistics file")
