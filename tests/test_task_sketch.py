@@ -113,6 +113,10 @@ _CASES: list[tuple[str, pa.Array, list[Any]]] = [
      [1_700_000_000_123_456, None]),
     ("timestamp", pa.array([1_700_000_000_123, -1_001], pa.timestamp("ms")),  # MILLIS
      [1_700_000_000_123_000, -1_001_000]),
+    ("timestamp_ns", pa.array([1_700_000_000_123_456_789, -1, None], pa.timestamp("ns")),
+     [1_700_000_000_123_456_789, -1, None]),
+    ("timestamptz_ns", pa.array([1_700_000_000_123_456, -1], pa.timestamp("us", "UTC")),
+     [1_700_000_000_123_456_000, -1_000]),  # micros widened to nanos
     ("string", pa.array(["a", "", None, "żółw", "x" * 40]), ["a", "", None, "żółw", "x" * 40]),
     ("binary", pa.array([b"\x00", b"", None, bytes(range(33))]),
      [b"\x00", b"", None, bytes(range(33))]),

@@ -821,43 +821,6 @@ def theta_from_values(source: ThetaFromValues) -> CompactTheta:
     return build_sketch(_theta_hashes(source.iceberg_type, values, source.uuid_as_string))
 
 
-def _arrow_values(chunk: pa.Array, iceberg_type: IcebergType, uuid_as_string: bool) -> Any:
-    """Non-null values of one Arrow chunk in the form the theta module hashes fastest: numpy
-    integers/floats/booleans for fixed-width numbers, an ``(n, w)`` uint8 matrix for uuid and
-    fixed, Python values otherwise."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.types as pat
-
-    chunk = chunk.drop_null()
-    if isinstance(chunk.type, pa.BaseExtensionType):
-        chunk = chunk.storage
-    if pat.is_dictionary(chunk.type):
-        chunk = chunk.dictionary_decode()
-    name = iceberg_type.name
-    if name in ("uuid", "fixed") and not (uuid_as_string and name == "uuid"):
-        width = chunk.type.byte_width
-        data = np.frombuffer(chunk.buffers()[1], dtype=np.uint8)
-        return data[chunk.offset * width:(chunk.offset + len(chunk)) * width].reshape(-1, width)
-    if name in ("date", "int"):
-        return chunk.cast(pa.int32()).to_numpy()
-    if name == "time":
-        return chunk.cast(pa.time64("us")).cast(pa.int64()).to_numpy()
-    if name in ("timestamp", "timestamptz"):
-        return chunk.cast(pa.timestamp("us", chunk.type.tz)).cast(pa.int64()).to_numpy()
-    if name in ("timestamp_ns", "timestamptz_ns", "long"):
-        return chunk.cast(pa.int64()).to_numpy()
-    if name in ("float", "double"):
-        return chunk.cast(pa.float32() if name == "float" else pa.float64()).to_numpy()
-    if name == "boolean":
-        return chunk.to_numpy(zero_copy_only=False)
-    if name == "uuid":
-        import uuid
-
-        return [uuid.UUID(bytes=b) for b in chunk.to_pylist()]
-    return chunk.to_pylist()
-
-
 def _parquet_batches(path: str, source: ThetaFromParquet) -> Iterator[pa.Array]:
     import pyarrow.parquet as pq
 
@@ -877,16 +840,18 @@ def theta_from_parquet(source: ThetaFromParquet) -> CompactTheta:
     """The sketch of one column over every file, as Iceberg builds it when it reads these files
     as one Spark task in this order (a table whose data fits one split): an Alpha sketch fed
     row by row, then the union's trim. Hashed batch by batch, so memory stays bounded."""
-    from puffin_cli.blobs.theta import AlphaSketch, ThetaAccumulator, hash_matrix
+    import numpy as np
+
+    from puffin_cli.blobs.arrow_values import serialize_column
+    from puffin_cli.blobs.theta import AlphaSketch, ThetaAccumulator
 
     sketch = AlphaSketch()
     for path in source.files:
         for chunk in _parquet_batches(path, source):
-            values = _arrow_values(chunk, source.iceberg_type, source.uuid_as_string)
-            if getattr(values, "ndim", 1) == 2:
-                sketch.update(hash_matrix(values))
-            else:
-                sketch.update(_theta_hashes(source.iceberg_type, values, source.uuid_as_string))
+            rows = len(chunk)
+            serialized = serialize_column(source.iceberg_type, chunk, rows,
+                                          source.uuid_as_string)
+            sketch.update(serialized.hashes(np.ones(rows, dtype=bool)))
     union = ThetaAccumulator()
     union.add(sketch.result())
     return union.result()
