@@ -48,6 +48,7 @@ from puffin_cli.analysis.fields import FieldNames
 from puffin_cli.analysis.table_manifests import ContentFile, ManifestReader, snapshot_files
 from puffin_cli.analysis.table_metadata import (
     METADATA_DIR,
+    PartitionStatisticsEntry,
     PathMapper,
     Snapshot,
     StatisticsEntry,
@@ -91,13 +92,6 @@ class StatisticsFile:
     footer_size: int
     schema_id: int
     blobs: tuple[StatisticsBlob, ...]
-
-
-@dataclass(frozen=True)
-class PartitionStatisticsFile:
-    snapshot_id: int
-    path: str
-    file_size: int
 
 
 @dataclass(frozen=True)
@@ -149,7 +143,7 @@ class SnapshotView:
     schema_id: int
     statistics: tuple[StatisticsFile, ...]
     statistics_used: StatisticsChoice
-    partition_statistics: tuple[PartitionStatisticsFile, ...]
+    partition_statistics: tuple[PartitionStatisticsEntry, ...]
     deletion_vectors: tuple[DeletionVector, ...]
     totals: Totals
 
@@ -326,7 +320,7 @@ class _Analysis:
                              f"{said!r} in the table metadata, {has!r} in the Puffin footer",
                              offset=actual.offset, blob_index=index)
 
-    def partition_statistics(self, snapshot_id: int) -> tuple[PartitionStatisticsFile, ...]:
+    def partition_statistics(self, snapshot_id: int) -> tuple[PartitionStatisticsEntry, ...]:
         out = []
         for entry in self.metadata.partition_statistics:
             if entry.snapshot_id != snapshot_id:
@@ -338,7 +332,7 @@ class _Analysis:
             elif os.path.getsize(local) != entry.file_size:
                 self.add("table.stats.size", f"{entry.path}: file-size-in-bytes is "
                          f"{entry.file_size}, the file has {os.path.getsize(local)} bytes")
-            out.append(PartitionStatisticsFile(entry.snapshot_id, entry.path, entry.file_size))
+            out.append(entry)
         return tuple(out)
 
     def statistics_choice(self, snapshot: Snapshot) -> StatisticsChoice:
