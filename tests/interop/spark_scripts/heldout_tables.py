@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
-from script_common import load_table, session, write_equality_delete
+from script_common import create_table, load_table, session, write_equality_delete
 
 TABLES = ("part_mor_v2", "trunc_dv_v3", "evolve_cow_v2", "eq_promote_v2", "split_estim_v2",
           "avro_estim_v2", "orc_estim_v2", "fixed_v3", "eq_dv_v3", "nested_v2",
@@ -262,20 +262,11 @@ def orc_estim(spark: SparkSession) -> None:
 
 
 def fixed_table(spark: SparkSession) -> None:
-    jvm: Any = spark._jvm
-    catalog = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergCatalog(
-        spark._jsparkSession, "local")
-    types = jvm.org.apache.iceberg.types.Types
-    fields = jvm.java.util.ArrayList()
-    fields.add(types.NestedField.optional(1, "id", types.LongType.get()))
-    fields.add(types.NestedField.optional(2, "fx", types.FixedType.ofLength(6)))
-    fields.add(types.NestedField.required(3, "r", types.IntegerType.get()))
-    properties = jvm.java.util.HashMap()
-    for key, value in {"format-version": "3", **MOR}.items():
-        properties.put(key, value)
-    catalog.createTable(jvm.org.apache.iceberg.catalog.TableIdentifier.parse("db.fixed_v3"),
-                        jvm.org.apache.iceberg.Schema(fields),
-                        jvm.org.apache.iceberg.PartitionSpec.unpartitioned(), properties)
+    types: Any = spark._jvm.org.apache.iceberg.types.Types  # type: ignore[attr-defined]
+    create_table(spark, "fixed_v3", [(1, "id", types.LongType.get(), False),
+                                     (2, "fx", types.FixedType.ofLength(6), False),
+                                     (3, "r", types.IntegerType.get(), True)],
+                 {"format-version": "3", **MOR})
     spark.sql("INSERT INTO local.db.fixed_v3 SELECT id, CASE WHEN id % 8 = 0 THEN NULL ELSE "
               "substr(unhex(sha2(CAST(id % 2500 AS STRING), 256)), 1, 6) END, "
               "CAST(id % 3 AS INT) FROM range(0, 4000)")

@@ -58,3 +58,22 @@ def write_equality_delete(spark: SparkSession, name: str, columns: list[str],
         writer.write(record)
     writer.close()
     return writer.toDeleteFile()
+
+
+def create_table(spark: SparkSession, name: str, fields: list[tuple[int, str, Any, bool]],
+                 properties: dict[str, str]) -> None:
+    """Create the unpartitioned table ``local.db.<name>`` through Iceberg's Java API (for types
+    Spark SQL cannot declare): ``fields`` are (field ID, name, Iceberg type, required)."""
+    jvm: Any = spark._jvm  # type: ignore[attr-defined]
+    catalog = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergCatalog(
+        spark._jsparkSession, "local")  # type: ignore[attr-defined]
+    nested = jvm.org.apache.iceberg.types.Types.NestedField
+    columns = jvm.java.util.ArrayList()
+    for field_id, column, kind, required in fields:
+        columns.add((nested.required if required else nested.optional)(field_id, column, kind))
+    settings = jvm.java.util.HashMap()
+    for key, value in properties.items():
+        settings.put(key, value)
+    catalog.createTable(jvm.org.apache.iceberg.catalog.TableIdentifier.parse(f"db.{name}"),
+                        jvm.org.apache.iceberg.Schema(columns),
+                        jvm.org.apache.iceberg.PartitionSpec.unpartitioned(), settings)

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
-from script_common import session
+from script_common import create_table, session
 
 COLUMNS = ("i INT, l BIGINT, d DOUBLE, f FLOAT, s STRING, dt DATE, dec DECIMAL(10,2), "
            "big DECIMAL(30,4), ts TIMESTAMP, tsn TIMESTAMP_NTZ, b BOOLEAN, bin BINARY")
@@ -205,19 +205,10 @@ def migrated_tables(spark: SparkSession, out: Path) -> None:
 def uuid_table(spark: SparkSession) -> None:
     """A uuid column (Spark SQL has no uuid type: created through Iceberg's Java API; Spark
     reads and writes it as a string), more than 4096 distinct values, a DELETE."""
-    jvm = spark._jvm  # type: ignore[attr-defined]
-    catalog = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergCatalog(
-        spark._jsparkSession, "local")  # type: ignore[attr-defined]
-    types = jvm.org.apache.iceberg.types.Types
-    fields = jvm.java.util.ArrayList()
-    fields.add(types.NestedField.optional(1, "id", types.LongType.get()))
-    fields.add(types.NestedField.optional(2, "u", types.UUIDType.get()))
-    properties = jvm.java.util.HashMap()
-    properties.put("format-version", "2")
-    properties.put("write.delete.mode", "merge-on-read")
-    catalog.createTable(jvm.org.apache.iceberg.catalog.TableIdentifier.parse("db.uuid_v2"),
-                        jvm.org.apache.iceberg.Schema(fields),
-                        jvm.org.apache.iceberg.PartitionSpec.unpartitioned(), properties)
+    types = spark._jvm.org.apache.iceberg.types.Types  # type: ignore[attr-defined]
+    create_table(spark, "uuid_v2", [(1, "id", types.LongType.get(), False),
+                                    (2, "u", types.UUIDType.get(), False)],
+                 {"format-version": "2", "write.delete.mode": "merge-on-read"})
     spark.sql("INSERT INTO local.db.uuid_v2 SELECT id, CASE WHEN id % 10 = 0 THEN NULL ELSE "
               "lower(concat(lpad(hex(id % 5000), 8, '0'), '-0000-4000-8000-', "
               "lpad(hex(id * 7919), 12, '0'))) END FROM range(0, 6000)")
