@@ -360,17 +360,15 @@ def _dv_positions(dv: DeletionVectorRef) -> Int64Array:
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
 
 
-def _position_delete_rows(d: PositionDeleteFile, location: str) -> Int64Array:
-    import numpy as np
+def _read_position_deletes(d: PositionDeleteFile) -> Any:
+    """The (file_path, pos) rows of a position delete file, as an Arrow table."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     try:
         if d.file_format == "parquet":
             import pyarrow.parquet as pq
 
-            table = pq.read_table(d.local, columns=["file_path", "pos"],
-                                  filters=[("file_path", "==", location)])
+            table = pq.read_table(d.local, columns=["file_path", "pos"])
         elif d.file_format == "orc":
             import pyarrow.orc as po
 
@@ -391,16 +389,14 @@ def _position_delete_rows(d: PositionDeleteFile, location: str) -> Int64Array:
         raise
     except Exception as exc:
         raise _read_error(d.local, d.file_format, exc) from None
-    mine = table.filter(pc.equal(table["file_path"], location))
-    positions: Int64Array = mine["pos"].to_numpy().astype(np.int64)
-    return positions
+    return table
 
 
 class _Deletes:
     """The deletes of a task, each delete file read once."""
 
     def __init__(self) -> None:
-        self._positions: dict[str, Int64Array] = {}
+        self._position_files: dict[str, Any] = {}
         self._keys: dict[str, Any] = {}
 
     def positions(self, s: SliceSpec) -> Int64Array:
@@ -413,10 +409,17 @@ class _Deletes:
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 
     def _position_file(self, d: PositionDeleteFile, location: str) -> Int64Array:
-        key = f"{d.local}\0{location}"
-        if key not in self._positions:
-            self._positions[key] = _position_delete_rows(d, location)
-        return self._positions[key]
+        """The positions a position delete file holds for one data file (a partition-scoped
+        file holds those of several: it is read once per task)."""
+        import numpy as np
+        import pyarrow.compute as pc
+
+        if d.local not in self._position_files:
+            self._position_files[d.local] = _read_position_deletes(d)
+        table = self._position_files[d.local]
+        mine = table.filter(pc.equal(table["file_path"], location))
+        positions: Int64Array = mine["pos"].to_numpy().astype(np.int64)
+        return positions
 
     def equality_keys(self, d: EqualityDeleteFile) -> Any:
         if d.location not in self._keys:
