@@ -452,6 +452,48 @@ def test_task_sketch_is_the_alpha_sketch_of_the_rows_in_order(tmp_path: Path) ->
     assert pickle.loads(pickle.dumps(result)).sketches[0].to_bytes() == expected.to_bytes()
 
 
+@pytest.mark.parametrize(("type_text", "array", "problem"), [
+    ("long", pa.array(["a"]), "column of type long holds Arrow type string"),
+    ("string", pa.array([1]), "a string or binary column holds Arrow type int64"),
+    ("boolean", pa.array([1]), "column of type boolean holds Arrow type int64"),
+    ("decimal(9,2)", pa.array([Decimal("1.000")], pa.decimal128(9, 3)),
+     "column of type decimal(9,2) holds Arrow type decimal128(9, 3) (another scale)"),
+    ("uuid", pa.array([b"abc"]), "a uuid value is not 16 bytes"),
+    ("decimal(38,0)", pa.array([b"\x01" * 17]), "a decimal(38,0) value has more than 16 bytes"),
+])
+def test_a_file_column_that_does_not_fit_the_type(type_text: str, array: pa.Array,
+                                                  problem: str, tmp_path: Path) -> None:
+    """A data file whose column does not hold the table type's values: one line naming the
+    file, the column and what it holds."""
+    local = _write_parquet(tmp_path / "d.parquet", {2: array})
+    column = Column(2, "x", IcebergType.parse(type_text))
+    with pytest.raises(PuffinError) as err:
+        sketch_task(TaskSpec((_whole(local),), (column,), uuid_as_string=True))
+    assert (err.value.code, str(err.value)) == ("stats.column-type",
+                                                f"{local}: column x (field 2): {problem}")
+
+
+def test_delete_file_errors_name_the_file(tmp_path: Path) -> None:
+    local = _parquet_ids(tmp_path, 10, 10)
+    dv = _dv_file(tmp_path, local, [1])
+    broken = bytearray(Path(dv.puffin_local).read_bytes())
+    broken[-1] ^= 0xFF  # the Roaring bytes no longer match the blob's CRC-32
+    Path(dv.puffin_local).write_bytes(bytes(broken))
+    with pytest.raises(PuffinError) as err:
+        sketch_task(TaskSpec((_whole(local, deletion_vector=dv),), (_LONG_1,)))
+    assert err.value.code == "dv.crc"
+    assert str(err.value).startswith(f"{dv.puffin_local}: CRC-32 is 0x")
+    assert str(err.value).endswith(f" over blob bytes 4..{dv.length - 5} (at byte "
+                                   f"{10 + dv.length - 4})")
+    gone = str(tmp_path / "pos.csv")
+    with pytest.raises(PuffinError) as err:
+        sketch_task(TaskSpec((_whole(local, position_deletes=(
+            PositionDeleteFile(gone, gone, "csv", 1, 1),)),), (_LONG_1,)))
+    assert (err.value.code, str(err.value)) == (
+        "stats.format", f"{gone}: position delete file format 'csv' is not supported "
+        "(supported: parquet, orc, avro)")
+
+
 def test_errors_name_the_file(tmp_path: Path) -> None:
     missing = str(tmp_path / "missing.parquet")
     with pytest.raises(PuffinError) as err:

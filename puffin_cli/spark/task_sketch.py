@@ -354,8 +354,6 @@ def _dv_positions(dv: DeletionVectorRef) -> Int64Array:
         decoded = decode_deletion_vector(data, dv.offset)
     except PuffinError as exc:
         raise exc.with_path(dv.puffin_local) from None
-    except OSError as exc:
-        raise _read_error(dv.puffin_local, "puffin", exc) from None
     parts = list(iter_position_chunks(decoded))
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
 
@@ -495,14 +493,9 @@ def _constant(column: Column, value: Any, rows: int) -> Any:
                  + value.microsecond)
     elif isinstance(value, uuid.UUID):
         value = value.bytes
-    kind = column.type
-    if kind.name == "decimal":
-        arrow = pa.decimal128(kind.precision or 38, kind.scale or 0)
-    elif kind.name in _CONSTANT_TYPES:
-        arrow = getattr(pa, _CONSTANT_TYPES[kind.name])()
-    else:
-        raise PuffinError(f"identity partition column {column.name} of type {kind} is not "
-                          "supported", code="stats.column-type")
+    kind = column.type  # one of planning.SUPPORTED_TYPES
+    arrow = (pa.decimal128(kind.precision or 38, kind.scale or 0) if kind.name == "decimal"
+             else getattr(pa, _CONSTANT_TYPES[kind.name])())
     return pa.repeat(pa.scalar(value, arrow), rows)
 
 
