@@ -1,4 +1,4 @@
-"""The file-system table commit protocol (puffin_cli.analysis.commit), on hand-built tables."""
+"""The file-system table commit protocol (analysis.table.commit), on hand-built tables."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from puffin_cli.analysis import commit as commit_mod
-from puffin_cli.analysis.commit import (
+from puffin_cli.analysis.table import commit as commit_mod
+from puffin_cli.analysis.table.commit import (
     StatisticsFileEntry,
     commit,
     commit_statistics,
     latest_version,
 )
-from puffin_cli.analysis.table_metadata import current_metadata_file, load_metadata
+from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.format.errors import PuffinError
 
 SNAPSHOTS = [101, 102, 103, 104, 105, 106]

@@ -14,9 +14,9 @@ from tables.corrupt import local
 from tables.fixtures import TABLES, java_report, spark_tables, table_dir  # noqa: F401  (session fixture)
 from test_cli_inspect import inspect_json, run
 
-from puffin_cli.analysis import table_metadata
 from puffin_cli.analysis.fields import FieldNames
-from puffin_cli.analysis.table_metadata import current_metadata_file
+from puffin_cli.analysis.table import metadata as table_metadata
+from puffin_cli.analysis.table.metadata import current_metadata_file
 from puffin_cli.cli.main import main
 from puffin_cli.format.spec import ROW_POSITION_FIELD_ID, THETA_BLOB_TYPE
 from puffin_cli.format.writer import PuffinWriter

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from interop.sparkenv import script_output, spark_env
 from tables.fixtures import TABLES, spark_tables, table_dir  # noqa: F401
 
-from puffin_cli.analysis.table_metadata import current_metadata_file, load_metadata
+from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.spark.planning import choose_snapshot, load_table, plan_snapshot

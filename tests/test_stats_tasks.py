@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from interop.sparkenv import script_output
 
-from puffin_cli.analysis.table_manifests import (
+from puffin_cli.analysis.table.manifests import (
     CONTENT_DATA,
     CONTENT_EQUALITY_DELETES,
     CONTENT_POSITION_DELETES,
@@ -24,7 +24,7 @@ from puffin_cli.analysis.table_manifests import (
     ManifestFile,
     ManifestReader,
 )
-from puffin_cli.analysis.table_metadata import PathMapper, Snapshot, TableMetadata
+from puffin_cli.analysis.table.metadata import PathMapper, Snapshot, TableMetadata
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.spark.planning import (
     DELETE_FILE_PATH_ID,

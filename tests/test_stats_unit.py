@@ -27,7 +27,7 @@ def test_spark_package_imports_no_pyspark() -> None:
 
     code = ("import sys, puffin_cli.spark.stats, puffin_cli.spark.scan, puffin_cli.cli.stats, "
             "puffin_cli.spark.tasks, puffin_cli.spark.task_sketch, "
-            "puffin_cli.cli.scan, puffin_cli.analysis.commit; "
+            "puffin_cli.cli.scan, puffin_cli.analysis.table.commit; "
             "print(any(m.startswith('pyspark') for m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)

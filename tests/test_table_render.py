@@ -11,7 +11,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
-from puffin_cli.analysis.table import (
+from puffin_cli.analysis.table.report import (
     DeletionVector,
     SnapshotView,
     StatisticsBlob,

@@ -17,8 +17,8 @@ from tables.synthetic import TableBuilder, dv_table
 
 from puffin_cli.analysis import dv_containers
 from puffin_cli.analysis.fields import FieldNames
-from puffin_cli.analysis.table import analyze_path
-from puffin_cli.analysis.table_metadata import (
+from puffin_cli.analysis.table.checks import analyze_path
+from puffin_cli.analysis.table.metadata import (
     PathMapper,
     current_metadata_file,
 )

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyroaring import BitMap64
 
-from puffin_cli.analysis.table_metadata import TableMetadata
+from puffin_cli.analysis.table.metadata import TableMetadata
 from puffin_cli.blobs.deletion_vector import encode_deletion_vector
 from puffin_cli.blobs.iceberg_values import IcebergType, serialize_values
 from puffin_cli.blobs.theta import alpha_sketch, hash_values

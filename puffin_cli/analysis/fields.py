@@ -82,7 +82,7 @@ class FieldNames:
     def from_metadata(cls, path: str | Path, snapshot_id: int | None = None) -> FieldNames:
         """The schema of a table (directory or metadata JSON file) that ``snapshot_id`` was
         written with; the current schema for no snapshot or one the table does not have."""
-        from puffin_cli.analysis.table_metadata import load_metadata, resolve_metadata_path
+        from puffin_cli.analysis.table.metadata import load_metadata, resolve_metadata_path
 
         metadata_file, _table_dir = resolve_metadata_path(Path(path))
         metadata = load_metadata(metadata_file)

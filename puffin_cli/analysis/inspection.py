@@ -115,7 +115,7 @@ class TableColumns:
     """
 
     def __init__(self, table: str | os.PathLike[str]) -> None:
-        from puffin_cli.analysis.table_metadata import is_table_dir, resolve_metadata_path
+        from puffin_cli.analysis.table.metadata import is_table_dir, resolve_metadata_path
 
         path = Path(table)
         if not path.is_file() and not is_table_dir(path):

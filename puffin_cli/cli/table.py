@@ -39,7 +39,7 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
       puffin table --json --all-snapshots warehouse
       puffin table --relocate s3://bucket/warehouse=/data/warehouse /data/warehouse/db/orders
     """
-    from puffin_cli.analysis.table import analyze_path
+    from puffin_cli.analysis.table.checks import analyze_path
     from puffin_cli.render.console import console
     from puffin_cli.render.table import render_human, render_json
 

@@ -24,8 +24,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from puffin_cli.analysis.table import DeletionVector, SnapshotView, TableReport, TablesReport
-from puffin_cli.analysis.table_metadata import normalize_location
+from puffin_cli.analysis.table.metadata import normalize_location
+from puffin_cli.analysis.table.report import DeletionVector, SnapshotView, TableReport, TablesReport
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.render import jsonout, layout
 

@@ -1,6 +1,6 @@
 """What ``puffin stats compute`` reads: a snapshot's live data files, the deletes that apply to
 them, and the columns to sketch. Pure Python (no pyspark): the table reader
-(:mod:`puffin_cli.analysis.table_metadata`, :mod:`puffin_cli.analysis.table_manifests`) does
+(:mod:`puffin_cli.analysis.table.metadata`, :mod:`puffin_cli.analysis.table.manifests`) does
 the metadata and manifest reading; this module applies the spec's rules on top.
 
 Which deletes apply to a data file (Iceberg table spec, "Scan Planning"):
@@ -43,14 +43,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from puffin_cli.analysis.table_manifests import (
+from puffin_cli.analysis.table.manifests import (
     CONTENT_EQUALITY_DELETES,
     ContentFile,
     ManifestReader,
     SnapshotFiles,
     snapshot_files,
 )
-from puffin_cli.analysis.table_metadata import (
+from puffin_cli.analysis.table.metadata import (
     METADATA_DIR,
     PathMapper,
     Snapshot,

@@ -275,7 +275,7 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
     path, location, size, footer = write_statistics(plan, sketches)
     version = None
     if commit:
-        from puffin_cli.analysis.commit import StatisticsFileEntry, commit_statistics
+        from puffin_cli.analysis.table.commit import StatisticsFileEntry, commit_statistics
 
         phase("committing")
         entry = StatisticsFileEntry.for_blobs(snapshot.snapshot_id, location, size, footer,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from puffin_cli.analysis.table_metadata import current_metadata_file
+from puffin_cli.analysis.table.metadata import current_metadata_file
 
 Records = list[dict[str, Any]]
 

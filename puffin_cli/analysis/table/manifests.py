@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from puffin_cli.analysis.table_metadata import PathMapper, Snapshot
+from puffin_cli.analysis.table.metadata import PathMapper, Snapshot
 from puffin_cli.format.errors import PuffinError
 
 CONTENT_DATA = 0

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from puffin_cli.analysis.table_metadata import METADATA_DIR, VERSION_HINT, load_metadata
+from puffin_cli.analysis.table.metadata import METADATA_DIR, VERSION_HINT, load_metadata
 from puffin_cli.format.errors import PuffinError
 
 _VERSION_FILE = re.compile(r"^v(\d+)(\.gz)?\.metadata\.json(\.gz)?$")
