@@ -63,7 +63,7 @@ def _median(run: Any, repeat: int = 3) -> float:
 
 
 def stats_figures(tmp: Path) -> list[tuple[str, float, str]]:
-    from puffin_cli.spark.planning import choose_snapshot, load_table, plan_snapshot
+    from puffin_cli.analysis.stats.plan import choose_snapshot, load_table, plan_snapshot
     from puffin_cli.spark.session import get_session
     from puffin_cli.spark.stats import compute_table_stats
 

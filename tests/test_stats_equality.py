@@ -14,6 +14,13 @@ from typing import Any
 import pytest
 from interop.sparkenv import script_output
 
+from puffin_cli.analysis.stats.delete_index import (
+    equality_column,
+    equality_deletes_by_file,
+    is_unpartitioned,
+)
+from puffin_cli.analysis.stats.files import Column, EqualityDeleteFile
+from puffin_cli.analysis.stats.plan import choose_snapshot, load_table, plan_snapshot
 from puffin_cli.analysis.table.manifests import (
     CONTENT_DATA,
     CONTENT_EQUALITY_DELETES,
@@ -32,16 +39,6 @@ from puffin_cli.analysis.table.metadata import (
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.spark.planning import (
-    Column,
-    EqualityDeleteFile,
-    choose_snapshot,
-    equality_column,
-    equality_deletes_by_file,
-    is_unpartitioned,
-    load_table,
-    plan_snapshot,
-)
 from puffin_cli.spark.stats import compute_table_stats
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "equality_tables.py"

@@ -18,10 +18,10 @@ from click.testing import CliRunner
 from interop.sparkenv import script_output, spark_env
 from tables.fixtures import TABLES, spark_tables, table_dir  # noqa: F401
 
+from puffin_cli.analysis.stats.plan import choose_snapshot, load_table, plan_snapshot
 from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.spark.planning import choose_snapshot, load_table, plan_snapshot
 from puffin_cli.spark.stats import StatsResult, compute_table_stats
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "stats_tables.py"

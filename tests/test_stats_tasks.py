@@ -1,9 +1,9 @@
-"""Iceberg's task groups (:mod:`puffin_cli.spark.tasks`) and the delete files Iceberg attaches to
-each data file (:mod:`puffin_cli.spark.planning`): the rules on hand-made inputs, then the replay
-against Iceberg itself: tables built by Iceberg 1.10.2 under Spark 3.5
-(tests/interop/spark_scripts/task_tables.py, cached by the script's hash) whose Spark input
-partitions (files, row positions, order) were recorded, planned here for the same parallelism
-(sparkenv's session: local[2], spark.sql.shuffle.partitions 2)."""
+"""Iceberg's task groups (:mod:`puffin_cli.analysis.stats.task_groups`) and the delete files
+Iceberg attaches to each data file (:mod:`puffin_cli.analysis.stats.delete_index`): the rules
+on hand-made inputs, then the replay against Iceberg itself: tables built by Iceberg 1.10.2
+under Spark 3.5 (tests/interop/spark_scripts/task_tables.py, cached by the script's hash)
+whose Spark input partitions (files, row positions, order) were recorded, planned here for the
+same parallelism (sparkenv's session: local[2], spark.sql.shuffle.partitions 2)."""
 
 from __future__ import annotations
 
@@ -16,30 +16,19 @@ from typing import Any
 import pytest
 from interop.sparkenv import script_output
 
-from puffin_cli.analysis.table.manifests import (
-    CONTENT_DATA,
-    CONTENT_EQUALITY_DELETES,
-    CONTENT_POSITION_DELETES,
-    ContentFile,
-    ManifestFile,
-    ManifestReader,
+from puffin_cli.analysis.stats.delete_index import (
+    can_contain_equality_deletes,
+    referenced_data_file,
 )
-from puffin_cli.analysis.table.metadata import PathMapper, Snapshot, TableMetadata
-from puffin_cli.format.errors import PuffinError
-from puffin_cli.spark.planning import (
+from puffin_cli.analysis.stats.files import (
     DELETE_FILE_PATH_ID,
     DataFile,
     DeletionVectorRef,
     EqualityDeleteFile,
     PositionDeleteFile,
-    StatsPlan,
-    can_contain_equality_deletes,
-    choose_snapshot,
-    load_table,
-    plan_snapshot,
-    referenced_data_file,
 )
-from puffin_cli.spark.tasks import (
+from puffin_cli.analysis.stats.plan import StatsPlan, choose_snapshot, load_table, plan_snapshot
+from puffin_cli.analysis.stats.task_groups import (
     MIN_SPLIT_SIZE,
     Split,
     TaskGroup,
@@ -50,6 +39,16 @@ from puffin_cli.spark.tasks import (
     plan_task_groups,
     split_size,
 )
+from puffin_cli.analysis.table.manifests import (
+    CONTENT_DATA,
+    CONTENT_EQUALITY_DELETES,
+    CONTENT_POSITION_DELETES,
+    ContentFile,
+    ManifestFile,
+    ManifestReader,
+)
+from puffin_cli.analysis.table.metadata import PathMapper, Snapshot, TableMetadata
+from puffin_cli.format.errors import PuffinError
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "task_tables.py"
 MIB = 1024 * 1024

@@ -26,7 +26,7 @@ def test_spark_package_imports_no_pyspark() -> None:
     import subprocess
 
     code = ("import sys, puffin_cli.spark.stats, puffin_cli.spark.scan, puffin_cli.cli.stats, "
-            "puffin_cli.spark.tasks, puffin_cli.spark.task_sketch, "
+            "puffin_cli.analysis.stats.task_groups, puffin_cli.analysis.stats.sketch_task, "
             "puffin_cli.cli.scan, puffin_cli.analysis.table.commit; "
             "print(any(m.startswith('pyspark') for m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -50,6 +50,6 @@ def test_ship_package_to_cluster_executors_once() -> None:
     assert len(added) == 1
     with zipfile.ZipFile(added[0]) as archive:
         names = set(archive.namelist())
-    assert {"puffin_cli/__init__.py", "puffin_cli/spark/task_sketch.py",
+    assert {"puffin_cli/__init__.py", "puffin_cli/analysis/stats/sketch_task.py",
             "puffin_cli/blobs/theta.py"} <= names
     assert Path(added[0]).name == "puffin_cli.zip"

@@ -1,4 +1,4 @@
-"""puffin_cli.spark.task_sketch: one Spark task's reading, deletes and sketches."""
+"""puffin_cli.analysis.stats: one Spark task's reading, deletes and sketches."""
 
 from __future__ import annotations
 
@@ -18,25 +18,21 @@ import pyarrow.parquet as pq
 import pytest
 from pyroaring import BitMap64
 
-from puffin_cli.analysis.table.metadata import TableMetadata
-from puffin_cli.blobs.deletion_vector import encode_deletion_vector
-from puffin_cli.blobs.iceberg_values import IcebergType, serialize_values
-from puffin_cli.blobs.theta import alpha_sketch, hash_values
-from puffin_cli.format.errors import PuffinError
-from puffin_cli.spark.planning import (
+from puffin_cli.analysis.stats.data_files import SliceSpec, read_batches
+from puffin_cli.analysis.stats.files import (
     Column,
     DeletionVectorRef,
     EqualityDeleteFile,
     PositionDeleteFile,
-    parse_name_mapping,
 )
-from puffin_cli.spark.task_sketch import (
-    SliceSpec,
-    TaskSpec,
-    read_batches,
-    serialize_column,
-    sketch_task,
-)
+from puffin_cli.analysis.stats.plan import parse_name_mapping
+from puffin_cli.analysis.stats.sketch_task import TaskSpec, sketch_task
+from puffin_cli.analysis.table.metadata import TableMetadata
+from puffin_cli.blobs.arrow_values import serialize_column
+from puffin_cli.blobs.deletion_vector import encode_deletion_vector
+from puffin_cli.blobs.iceberg_values import IcebergType, serialize_values
+from puffin_cli.blobs.theta import alpha_sketch, hash_values
+from puffin_cli.format.errors import PuffinError
 
 
 def _column(field_id: int, type_text: str, name: str | None = None) -> Column:

@@ -7,10 +7,10 @@ distinct values first arrive, so in estimation mode (more than 4096 distinct val
 task) the NDV depends on which rows share a task and in what order. To give the same sketches,
 the job replays Iceberg's own tasks:
 
-1. plan the snapshot from the table metadata (:mod:`puffin_cli.spark.planning`) and group its
-   data files into Iceberg's task groups (:mod:`puffin_cli.spark.tasks`: split offsets, the
+1. plan the snapshot from the table metadata (:mod:`.analysis.stats.plan`) and group its
+   data files into Iceberg's task groups (:mod:`.analysis.stats.task_groups`: split offsets, the
    adaptive split size, bin packing with lookback and open-file cost);
-2. run one Spark task per task group (:mod:`puffin_cli.spark.task_sketch`, vectorized with
+2. run one Spark task per task group (:mod:`.analysis.stats.sketch_task`, vectorized with
    pyarrow and numpy): read its splits in order, columns matched by Iceberg field ID, drop the
    rows deleted by deletion vectors, position delete files and equality delete files,
    serialize and hash every value as Iceberg does, and feed an Alpha sketch per column;
@@ -29,15 +29,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from puffin_cli.analysis.stats.plan import StatsPlan, statistics_location
 from puffin_cli.blobs.theta import MAX_THETA, CompactTheta, ThetaAccumulator
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.spec import CODEC_ZSTD, NDV_PROPERTY, THETA_BLOB_TYPE
 from puffin_cli.format.writer import PuffinWriter
-from puffin_cli.spark.planning import StatsPlan, statistics_location
 
 if TYPE_CHECKING:
-    from puffin_cli.spark.task_sketch import TaskSpec
-    from puffin_cli.spark.tasks import TaskGroup
+    from puffin_cli.analysis.stats.sketch_task import TaskSpec
+    from puffin_cli.analysis.stats.task_groups import TaskGroup
 
 Progress = Callable[[int, int], None]  # (completed tasks, total tasks)
 
@@ -104,7 +104,7 @@ def _has_orc_ids(kind: Any) -> bool:
 def orc_field_names(spark: Any, local: str) -> dict[int, str] | None:
     """Field ID -> column name of an ORC data file (Iceberg's ``iceberg.id`` type attribute,
     which pyarrow does not expose: read here with the JVM's ORC reader); ``None`` when no type
-    of the file has one (Iceberg then reads it by name: :mod:`puffin_cli.spark.task_sketch`)."""
+    of the file has one (Iceberg then reads it by name: :mod:`.analysis.stats.sketch_task`)."""
     jvm = spark.sparkContext._jvm
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     orc = jvm.org.apache.orc.OrcFile
@@ -127,7 +127,8 @@ def task_specs(spark: Any, plan: StatsPlan, groups: Sequence[TaskGroup], *,
                uuid_as_string: bool = True) -> list[TaskSpec]:
     """One :class:`TaskSpec` per Iceberg task group: its splits in order, each with the
     deletes that apply to its data file."""
-    from puffin_cli.spark.task_sketch import SliceSpec, TaskSpec
+    from puffin_cli.analysis.stats.data_files import SliceSpec
+    from puffin_cli.analysis.stats.sketch_task import TaskSpec
 
     orc_names: dict[str, tuple[tuple[int, str], ...] | None] = {}
     specs = []
@@ -196,9 +197,9 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True
                      progress: Progress | None = None) -> Sketches:
     """Run the one Spark job: a task per Iceberg task group, then the union of its partial
     sketches per column, as Iceberg's final aggregate does."""
+    from puffin_cli.analysis.stats.sketch_task import TaskFailure, run_task
+    from puffin_cli.analysis.stats.task_groups import plan_task_groups
     from puffin_cli.spark.session import ship_package
-    from puffin_cli.spark.task_sketch import TaskFailure, run_task
-    from puffin_cli.spark.tasks import plan_task_groups
 
     groups = plan_task_groups(plan, planning_parallelism(spark))
     specs = task_specs(spark, plan, groups, uuid_as_string=uuid_as_string)
@@ -255,7 +256,7 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
                         on_phase: Callable[[str], None] | None = None,
                         progress: Progress | None = None) -> StatsResult:
     """Plan, sketch, write the statistics file and (with ``commit``) register it."""
-    from puffin_cli.spark.planning import choose_snapshot, load_table, plan_snapshot
+    from puffin_cli.analysis.stats.plan import choose_snapshot, load_table, plan_snapshot
     from puffin_cli.spark.session import get_session
 
     start = time.monotonic()

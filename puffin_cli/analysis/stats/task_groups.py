@@ -14,7 +14,7 @@ files, in which order. Pure Python, a replay of Iceberg 1.10.2's Spark 3.5 scan
    size 0 none).
 3. **Weights**: a split weighs ``max(length + deletes, (1 + delete files) * open_cost)``
    (``read.split.open-file-cost``, 4 MiB), where the delete files are those Iceberg attaches
-   to the data file (:class:`puffin_cli.spark.planning.DataFile`) and ``deletes`` their sizes
+   to the data file (:class:`.files.DataFile`) and ``deletes`` their sizes
    (a deletion vector counts its blob's length, ``ScanTaskUtil.contentSizeInBytes``).
 4. **Bin packing** (``BinPacking.PackingIterator``, largest bin first): each split, in order,
    goes to the first open bin it fits in (bin weight + weight <= split size), else to a new
@@ -23,7 +23,7 @@ files, in which order. Pure Python, a replay of Iceberg 1.10.2's Spark 3.5 scan
 5. **Merging** (``TableScanUtil.mergeTasks``): within a group, a split that continues the
    previous one (same file, starting where it ends) is merged into it.
 
-Splits come in the snapshot's manifest order (:func:`puffin_cli.spark.planning.plan_snapshot`),
+Splits come in the snapshot's manifest order (:func:`.plan.plan_snapshot`),
 the order Iceberg's ``planFiles`` yields them when the snapshot has one data manifest (with
 several, Iceberg reads manifests in parallel and its own order varies from run to run).
 """
@@ -35,8 +35,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
+from puffin_cli.analysis.stats.files import DataFile
+from puffin_cli.analysis.stats.plan import StatsPlan
 from puffin_cli.format.errors import PuffinError
-from puffin_cli.spark.planning import DataFile, StatsPlan
 
 TARGET_SIZE = "read.split.target-size"
 LOOKBACK = "read.split.planning-lookback"

@@ -1,0 +1,258 @@
+"""What ``puffin stats compute`` reads: a snapshot's live data files, the deletes that apply to
+them, and the columns to sketch. Pure Python (no pyspark): the table reader
+(:mod:`puffin_cli.analysis.table.metadata`, :mod:`puffin_cli.analysis.table.manifests`) does
+the metadata and manifest reading; this module applies the spec's rules on top.
+
+Columns: by default every top-level column of primitive type in the snapshot's schema (what
+Iceberg's ``compute_table_stats`` sketches); ``--columns`` names them (the snapshot's schema
+first, then the current one, so a column renamed since the snapshot is found by either name).
+
+Name mapping: data files without Iceberg field IDs (added by ``add_files``, ``migrate`` or
+``snapshot``) are read through the table property ``schema.name-mapping.default``, a JSON list
+of ``{"field-id", "names", "fields"}`` objects (:func:`parse_name_mapping`, checked as Iceberg's
+``NameMappingParser`` and ``MappedFields`` check it); the plan keeps its top level.
+
+Which deletes apply to each data file: :mod:`.delete_index`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from puffin_cli.analysis.stats.delete_index import (
+    attach_equality_deletes,
+    attach_position_deletes,
+    referenced_data_file,
+)
+from puffin_cli.analysis.stats.files import (
+    SUPPORTED_TYPES,
+    Column,
+    DataFile,
+    DeletionVectorRef,
+    EqualityDeleteFile,
+    NameMapping,
+    PositionDeleteFile,
+    local_path,
+    primitive_type,
+    top_level_fields,
+)
+from puffin_cli.analysis.table.manifests import (
+    CONTENT_EQUALITY_DELETES,
+    ContentFile,
+    ManifestReader,
+    snapshot_files,
+)
+from puffin_cli.analysis.table.metadata import (
+    METADATA_DIR,
+    PathMapper,
+    Snapshot,
+    TableMetadata,
+    default_mapper,
+    load_metadata,
+    normalize_location,
+    resolve_metadata_path,
+)
+from puffin_cli.format.errors import PuffinError
+
+DATA_FORMATS = frozenset({"parquet", "orc", "avro"})
+NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
+_INT_RANGE = range(-(2**31), 2**31)
+
+
+@dataclass(frozen=True)
+class StatsPlan:
+    table_dir: Path
+    metadata: TableMetadata
+    mapper: PathMapper
+    snapshot: Snapshot
+    schema_id: int
+    columns: tuple[Column, ...]
+    skipped: tuple[tuple[str, str], ...]  # (column, why) not sketched by default
+    data_files: tuple[DataFile, ...]
+    position_deletes: tuple[PositionDeleteFile, ...]
+    deletion_vectors: tuple[DeletionVectorRef, ...]
+    equality_deletes: tuple[EqualityDeleteFile, ...] = ()  # those applying to a live file
+    name_mapping: NameMapping | None = None  # the table's, None without the property
+
+    @property
+    def statistics_dir(self) -> Path:
+        return self.table_dir / METADATA_DIR
+
+
+def select_columns(metadata: TableMetadata, snapshot: Snapshot,
+                   names: list[str] | None) -> tuple[int, tuple[Column, ...],
+                                                     tuple[tuple[str, str], ...]]:
+    """(schema id, columns, skipped) for the snapshot's schema; see the module docstring."""
+    schema_id, schema = metadata.schema_for(snapshot.snapshot_id)
+    fields = top_level_fields(schema)
+    if names is None:
+        columns, skipped = [], []
+        for f in fields:
+            parsed = primitive_type(f)
+            if parsed is not None:
+                columns.append(Column(f["id"], str(f["name"]), parsed))
+            elif not isinstance(f.get("type"), dict):
+                skipped.append((str(f["name"]), f"type {f.get('type')} is not supported"))
+        return schema_id, tuple(columns), tuple(skipped)
+    by_name = {str(f["name"]): f for f in fields}
+    current = {str(f["name"]): f
+               for f in top_level_fields(metadata.schemas[metadata.current_schema_id])}
+    by_id = {f["id"]: f for f in fields}
+    chosen: list[Column] = []
+    for name in names:
+        found = by_name.get(name)
+        if found is None and name in current:
+            found = by_id.get(current[name]["id"])
+        if found is None:
+            known = ", ".join(by_name) or "none"
+            raise PuffinError(f"--columns: no top-level column {name!r} in schema {schema_id} "
+                              f"of snapshot {snapshot.snapshot_id} (columns: {known})",
+                              code="stats.column")
+        parsed = primitive_type(found)
+        if parsed is None:
+            raise PuffinError(f"--columns: column {name!r} has type {found.get('type')!r}, not a "
+                              "supported primitive type (supported: "
+                              f"{', '.join(sorted(SUPPORTED_TYPES))})", code="stats.column")
+        if all(c.field_id != found["id"] for c in chosen):
+            chosen.append(Column(found["id"], str(found["name"]), parsed))
+    return schema_id, tuple(chosen), ()
+
+
+def _mapped_fields(node: Any, where: str, ids: set[int | None]) -> NameMapping:
+    """One level of a name mapping (its entries with a field ID); ``ids``: the IDs seen so far
+    (Iceberg rejects an ID used twice anywhere, and a name used twice in one level)."""
+    if not isinstance(node, list):
+        raise ValueError(f"{where} is not a JSON array")
+    out: list[tuple[int, tuple[str, ...]]] = []
+    names: set[str] = set()
+    for i, entry in enumerate(node):
+        at = f"{where}[{i}]"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{at} is not a JSON object")
+        fid = entry.get("field-id")
+        if fid is not None and (isinstance(fid, bool) or not isinstance(fid, int)
+                                or fid not in _INT_RANGE):
+            raise ValueError(f"{at}: field-id {fid!r} is not a 32-bit integer")
+        if fid in ids:
+            raise ValueError(f"{at}: field-id {fid} is not unique")
+        ids.add(fid)
+        own = entry.get("names", [])
+        if not isinstance(own, list) or not all(isinstance(n, str) for n in own):
+            raise ValueError(f"{at}: names is not a list of strings")
+        for name in dict.fromkeys(own):
+            if name in names:
+                raise ValueError(f"{at}: name {name!r} is mapped twice")
+            names.add(name)
+        if "fields" in entry:
+            _mapped_fields(entry["fields"], f"{at}.fields", ids)
+        if fid is not None:
+            out.append((fid, tuple(dict.fromkeys(own))))
+    return tuple(out)
+
+
+def parse_name_mapping(metadata: TableMetadata) -> NameMapping | None:
+    """The top level of the table's name mapping (``None`` without the property): field ID ->
+    the column names it maps. Entries without a field ID map nothing."""
+    properties = metadata.raw.get("properties")
+    text = properties.get(NAME_MAPPING_PROPERTY) if isinstance(properties, dict) else None
+    if text is None:
+        return None
+    try:
+        return _mapped_fields(json.loads(str(text)), "mapping", set())
+    except ValueError as exc:  # JSONDecodeError is a ValueError
+        raise PuffinError(f"{metadata.path}: table property {NAME_MAPPING_PROPERTY} is not a "
+                          f"valid name mapping ({exc}); expected a JSON array of objects with "
+                          '"field-id", "names" and "fields"', code="stats.name-mapping") from None
+
+
+def identity_constants(metadata: TableMetadata, entry: ContentFile
+                       ) -> tuple[tuple[int, Any], ...]:
+    """(source field ID, value) of the identity fields of the file's partition spec, the
+    values as the manifest holds them (fastavro's: ``date``, ``datetime``, ``Decimal``...)."""
+    spec = metadata.specs.get(entry.spec_id) or {}
+    return tuple((f["source-id"], entry.partition[f["name"]])
+                 for f in spec.get("fields") or []
+                 if isinstance(f, dict) and f.get("transform") == "identity"
+                 and isinstance(f.get("source-id"), int) and f.get("name") in entry.partition)
+
+
+def plan_snapshot(metadata: TableMetadata, table_dir: Path, mapper: PathMapper,
+                  snapshot: Snapshot, columns: list[str] | None,
+                  reader: ManifestReader | None = None) -> StatsPlan:
+    """The plan for one snapshot: live data files with the deletes that apply to them."""
+    schema_id, chosen, skipped = select_columns(metadata, snapshot, columns)
+    files = snapshot_files(reader or ManifestReader(mapper), snapshot)
+    data: list[DataFile] = []
+    for entry in files.data_files.values():
+        fmt = entry.file_format.lower()
+        if fmt not in DATA_FORMATS:
+            raise PuffinError(f"{entry.path}: data file format {entry.file_format} is not "
+                              f"supported (supported: {', '.join(sorted(DATA_FORMATS))})",
+                              code="stats.format")
+        data.append(DataFile(entry.path, local_path(mapper, entry.path), fmt,
+                             entry.record_count, entry.sequence_number,
+                             file_size=entry.file_size, split_offsets=entry.split_offsets,
+                             constants=identity_constants(metadata, entry)))
+    positions: list[tuple[ContentFile, PositionDeleteFile]] = []
+    dvs: list[DeletionVectorRef] = []
+    for entry in files.delete_files:
+        if entry.is_dv:
+            target = files.data_files.get(entry.referenced_data_file or "")
+            if target is None or target.sequence_number > entry.sequence_number:
+                continue
+            if entry.content_offset is None or entry.content_size is None:
+                raise PuffinError(f"{entry.path}: deletion vector for "
+                                  f"{entry.referenced_data_file} has no content_offset or "
+                                  "content_size_in_bytes", code="stats.dv")
+            dvs.append(DeletionVectorRef(target.path, local_path(mapper, entry.path),
+                                         entry.content_offset, entry.content_size,
+                                         entry.record_count))
+        elif entry.content != CONTENT_EQUALITY_DELETES:
+            positions.append((entry, PositionDeleteFile(
+                entry.path, local_path(mapper, entry.path), entry.file_format.lower(),
+                entry.record_count, entry.sequence_number, entry.file_size,
+                referenced_data_file(entry))))
+    data = attach_equality_deletes(metadata, mapper, metadata.schema_for(snapshot.snapshot_id)[1],
+                             files, data)
+    data = attach_position_deletes(files, data, positions, dvs)
+    equality = {d.location: d for f in data for d in f.equality_deletes}
+    return StatsPlan(table_dir, metadata, mapper, snapshot, schema_id, chosen, skipped,
+                     tuple(data), tuple(p for _, p in positions), tuple(dvs),
+                     tuple(equality.values()), parse_name_mapping(metadata))
+
+
+def load_table(path: str | os.PathLike[str], relocate: list[tuple[str, str]] | None = None
+               ) -> tuple[TableMetadata, Path, PathMapper]:
+    """The current metadata of a table directory (or a given metadata file), its directory
+    and the location mapper."""
+    metadata_file, table_dir = resolve_metadata_path(Path(path))
+    metadata = load_metadata(metadata_file)
+    return metadata, table_dir, default_mapper(metadata, table_dir, relocate)
+
+
+def choose_snapshot(metadata: TableMetadata, snapshot_id: int | None) -> Snapshot:
+    wanted = metadata.current_snapshot_id if snapshot_id is None else snapshot_id
+    if wanted is None:
+        raise PuffinError(f"{metadata.path}: the table has no current snapshot (no data to "
+                          "compute statistics for)", code="stats.no-snapshot")
+    snapshot = metadata.snapshot(wanted)
+    if snapshot is None:
+        known = ", ".join(str(s.snapshot_id) for s in metadata.snapshots[-5:]) or "none"
+        raise PuffinError(f"{metadata.path}: no snapshot {wanted} (latest: {known})",
+                          code="stats.no-snapshot")
+    return snapshot
+
+
+def statistics_location(metadata: TableMetadata, table_dir: Path, file_name: str) -> str:
+    """How the table metadata should name a statistics file written to ``table_dir/metadata``:
+    under the table's ``location`` when that is this directory, else by its local path (a
+    copied or moved table, whose ``location`` names another place)."""
+    location = metadata.location.rstrip("/")
+    here = normalize_location(location)
+    if "://" not in here and os.path.realpath(here) == os.path.realpath(table_dir):
+        return f"{location}/{METADATA_DIR}/{file_name}"
+    return str((table_dir / METADATA_DIR / file_name).resolve())
