@@ -23,14 +23,14 @@ import uuid
 from decimal import Decimal
 from pathlib import Path
 
-from puffin_cli.analysis.build import (
+from puffin_cli.analysis.write.build import write_plan
+from puffin_cli.analysis.write.plan import (
     BlobSpec,
     DvFromPositions,
     ThetaFromValues,
     WritePlan,
     dv_blob,
     theta_blob,
-    write_plan,
 )
 from puffin_cli.blobs.iceberg_values import IcebergType
 

@@ -1,4 +1,4 @@
-"""The write path (puffin_cli.analysis.build): specs, Parquet columns, DVs, copies, samples.
+"""The write path (puffin_cli.analysis.write): specs, Parquet columns, DVs, copies, samples.
 
 Sketch contents are checked against independent references: each value serialized with
 ``struct`` as Iceberg's Appendix D says, hashed with ``mmh3`` as NOTES.md says, then either the
@@ -27,18 +27,19 @@ import pyarrow.parquet as pq
 import pytest
 from helpers import SAMPLES
 
-from puffin_cli.analysis import build
-from puffin_cli.analysis.build import (
+from puffin_cli import CREATED_BY
+from puffin_cli.analysis.write import parquet as write_parquet
+from puffin_cli.analysis.write.build import write_plan
+from puffin_cli.analysis.write.parquet import expand_paths, iceberg_type_of, parquet_theta_blobs
+from puffin_cli.analysis.write.plan import (
+    JAVA_CANNOT_READ_LZ4,
     DvFromPositions,
     ThetaFromValues,
     WritePlan,
     dv_blob,
-    iceberg_type_of,
-    load_spec,
-    parquet_theta_blobs,
     theta_blob,
-    write_plan,
 )
+from puffin_cli.analysis.write.spec import load_spec
 from puffin_cli.blobs.deletion_vector import decode_deletion_vector, iter_ranges
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.format.errors import PuffinError
@@ -137,7 +138,7 @@ def test_spec_defaults_are_iceberg_javas(tmp_path: Path) -> None:
                                            ("cardinality", "4")]
     assert (raw.type, raw.fields, raw.compression_codec, raw_data) == \
         ("x-v1", (1, 2), None, b"raw bytes")
-    assert summary.properties == {"created-by": build.DEFAULT_CREATED_BY}
+    assert summary.properties == {"created-by": CREATED_BY}
     assert [(b.source, b.ndv, b.cardinality) for b in summary.blobs] == \
         [("theta", 3, None), ("dv", None, 4), ("payload", None, None)]
     assert summary.warnings == ()
@@ -154,8 +155,8 @@ def test_spec_file_settings_and_inline_payloads(tmp_path: Path) -> None:
     out = tmp_path / "out.puffin"
     plan = load_spec(spec)
     assert plan.warnings() == [
-        "the footer is LZ4-compressed: " + build.JAVA_CANNOT_READ_LZ4,
-        "blob 0 is LZ4-compressed: " + build.JAVA_CANNOT_READ_LZ4]
+        "the footer is LZ4-compressed: " + JAVA_CANNOT_READ_LZ4,
+        "blob 0 is LZ4-compressed: " + JAVA_CANNOT_READ_LZ4]
     summary = write_plan(plan, str(out))
     assert summary.footer_compressed
     with PuffinReader(out) as reader:
@@ -368,7 +369,7 @@ def test_parquet_types_timestamps_and_decimals_read_from_parquet(tmp_path: Path)
 
 def test_parquet_many_files_batches_and_estimation_mode(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(build, "PARQUET_BATCH_ROWS", 1000)
+    monkeypatch.setattr(write_parquet, "PARQUET_BATCH_ROWS", 1000)
     schema = pa.schema([_field("id", pa.int64(), 1), _field("v", pa.int32(), 2)])
     everything: list[int] = []
     for i in range(3):
@@ -378,7 +379,7 @@ def test_parquet_many_files_batches_and_estimation_mode(tmp_path: Path,
                           pa.array([None if x is None else x % 300 for x in ids], pa.int32())],
                          schema=schema)
         pq.write_table(table, tmp_path / f"part-{i}.parquet", row_group_size=2500)
-    files = build.expand_paths(["part-*.parquet"], str(tmp_path))
+    files = expand_paths(["part-*.parquet"], str(tmp_path))
     assert [Path(f).name for f in files] == ["part-0.parquet", "part-1.parquet",
                                              "part-2.parquet"]
     out = tmp_path / "out.puffin"
@@ -395,7 +396,7 @@ def test_parquet_sketch_is_icebergs_one_task_alpha_sketch(tmp_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     # Random longs for which Iceberg's Alpha sketch keeps fewer than 4096 hashes, so the
     # "4096 smallest" sketch differs: the files, read in order, must give Iceberg's.
-    monkeypatch.setattr(build, "PARQUET_BATCH_ROWS", 1000)
+    monkeypatch.setattr(write_parquet, "PARQUET_BATCH_ROWS", 1000)
     rng = random.Random(1)  # keeps 4,087 hashes
     values = [rng.randrange(-(2**63), 2**63) for _ in range(21000)]
     schema = pa.schema([_field("id", pa.int64(), 1)])
@@ -404,7 +405,7 @@ def test_parquet_sketch_is_icebergs_one_task_alpha_sketch(tmp_path: Path,
                                 schema=schema), tmp_path / f"part-{i}.parquet")
     out = tmp_path / "out.puffin"
     write_plan(WritePlan(tuple(parquet_theta_blobs(
-        build.expand_paths(["part-*.parquet"], str(tmp_path))))), str(out))
+        expand_paths(["part-*.parquet"], str(tmp_path))))), str(out))
     serialized = [struct.pack("<q", x) for x in values]
     expected = reference_alpha_sketch(serialized)
     assert expected != reference_sketch(serialized)
@@ -463,10 +464,10 @@ def test_parquet_column_without_iceberg_type(tmp_path: Path) -> None:
 
 def test_parquet_missing_files(tmp_path: Path) -> None:
     with pytest.raises(PuffinError) as caught:
-        build.expand_paths(["*.parquet"], str(tmp_path))
+        expand_paths(["*.parquet"], str(tmp_path))
     assert caught.value.message == "*.parquet: no file matches this pattern"
     with pytest.raises(PuffinError) as caught:
-        build.expand_paths(["x.parquet"], str(tmp_path))
+        expand_paths(["x.parquet"], str(tmp_path))
     assert caught.value.message == f"{tmp_path}/x.parquet: no such file"
 
 

@@ -7,7 +7,9 @@ from typing import Any
 
 import click
 
-from puffin_cli.analysis.build import (
+from puffin_cli.analysis.write.build import write_plan
+from puffin_cli.analysis.write.parquet import expand_paths, parquet_theta_blobs
+from puffin_cli.analysis.write.plan import (
     COMPRESSION_CHOICES,
     DEFAULT_THETA_CODEC,
     BlobSpec,
@@ -16,16 +18,12 @@ from puffin_cli.analysis.build import (
     WritePlan,
     copy_blob,
     dv_blob,
-    expand_paths,
-    load_spec,
-    parquet_theta_blobs,
     parse_codec,
     parse_copy_ref,
     parse_key_value,
-    parse_type,
     theta_blob,
-    write_plan,
 )
+from puffin_cli.analysis.write.spec import load_spec, parse_type
 from puffin_cli.cli.options import json_option
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.spec import CREATED_BY

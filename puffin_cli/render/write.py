@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from puffin_cli.analysis.build import WriteSummary, WrittenBlob
+from puffin_cli.analysis.write.plan import WriteSummary, WrittenBlob
 from puffin_cli.format.spec import REFERENCED_DATA_FILE_PROPERTY
 from puffin_cli.render import jsonout
 
