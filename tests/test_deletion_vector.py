@@ -20,7 +20,6 @@ from puffin_cli.blobs import SummaryOptions, handler_for
 from puffin_cli.blobs.deletion_vector import (
     DV_MAGIC,
     HANDLER,
-    _plain_numbers,
     bitmap_from_positions_file,
     bitmap_from_ranges,
     check_deletion_vector,
@@ -34,6 +33,7 @@ from puffin_cli.blobs.deletion_vector import (
     parse_position_spec,
     write_positions_text,
 )
+from puffin_cli.blobs.deletion_vector.positions_text import _plain_numbers
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Severity
 from puffin_cli.format.metadata import BlobMetadata
@@ -631,7 +631,7 @@ def test_positions_file_long_zero_padded_and_unicode_digits() -> None:
 
 def test_positions_file_moves_32_bit_positions_over_in_several_folds(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("puffin_cli.blobs.deletion_vector._FOLD_POSITIONS", 3)
+    monkeypatch.setattr("puffin_cli.blobs.deletion_vector.positions_text._FOLD_POSITIONS", 3)
     numbers = [*range(0, 40, 3), 2**32 + 1, 2**40, *range(100, 140, 7), 2**32 - 1]
     text = b"".join(b"%d\n" % n for n in numbers) + b"50-60\n" + b"7\n8\n9\n"
     expected = {*numbers, *range(50, 61), 7, 8, 9}
