@@ -51,5 +51,5 @@ def test_ship_package_to_cluster_executors_once() -> None:
     with zipfile.ZipFile(added[0]) as archive:
         names = set(archive.namelist())
     assert {"puffin_cli/__init__.py", "puffin_cli/analysis/stats/sketch_task.py",
-            "puffin_cli/blobs/theta.py"} <= names
+            "puffin_cli/blobs/theta/sketches.py"} <= names
     assert Path(added[0]).name == "puffin_cli.zip"
