@@ -1,11 +1,12 @@
 """``puffin scan --spark``: validate many Puffin files in parallel on Spark executors.
 
 The driver lists the files; each executor task runs :func:`puffin_cli.analysis.validate.
-validate_file` (the code of ``puffin validate``) on its share and returns one JSON-ready record
-per file (the :class:`~puffin_cli.analysis.validate.FileReport` in its JSON form); the driver
-collects them, writes them as JSON lines or Parquet, and summarizes. Executors must see the
-files at the same paths as the driver (local mode, or a shared file system) and have
-puffin-cli installed.
+validate_file` (the code of ``puffin validate``) on its share (two tasks per core, so
+Spark's cost per task is spread over many files) and returns one :class:`Tally` of its
+share: counts, finding codes and, only when ``--output`` asks for them, each file's report
+in its JSON form. The driver merges the tallies, writes the records as JSON lines or Parquet,
+and summarizes. Executors must see the files at the same paths as the driver (local mode, or
+a shared file system) and have puffin-cli installed.
 """
 
 from __future__ import annotations
@@ -13,10 +14,13 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from puffin_cli.format.errors import PuffinError
+
+if TYPE_CHECKING:
+    from puffin_cli.analysis.validate import FileReport
 
 
 @dataclass(frozen=True)
@@ -37,31 +41,65 @@ class ScanResult:
         return self.errors > 0
 
 
-def validate_records(paths: Iterable[str], profile: str, max_blob_size: int
-                     ) -> Iterator[dict[str, Any]]:
-    """One JSON-ready report per file (runs on executors)."""
+@dataclass
+class Tally:
+    """The counts of a share of the files (one Spark task's, or all of them) and, when the
+    findings are to be written, each file's report in its JSON form. Executors return one
+    tally per task, so the driver receives a few small objects, never a record per file
+    unless ``--output`` asks for them."""
+
+    files: int = 0
+    files_with_errors: int = 0
+    files_with_warnings: int = 0
+    errors: int = 0
+    warnings: int = 0
+    infos: int = 0
+    codes: Counter[str] = field(default_factory=Counter)
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, report: FileReport, keep_record: bool) -> None:
+        self.files += 1
+        self.files_with_errors += report.errors > 0
+        self.files_with_warnings += report.warnings > 0
+        self.errors += report.errors
+        self.warnings += report.warnings
+        self.infos += report.infos
+        self.codes.update(finding.code for finding in report.findings)
+        if keep_record:
+            from puffin_cli.render.jsonout import to_jsonable
+
+            self.records.append(to_jsonable(report))
+
+    def merge(self, other: Tally) -> None:
+        self.files += other.files
+        self.files_with_errors += other.files_with_errors
+        self.files_with_warnings += other.files_with_warnings
+        self.errors += other.errors
+        self.warnings += other.warnings
+        self.infos += other.infos
+        self.codes.update(other.codes)
+        self.records.extend(other.records)
+
+
+def validate_share(paths: Iterable[str], profile: str, max_blob_size: int,
+                   keep_records: bool) -> Iterator[Tally]:
+    """Validate a share of the files; one :class:`Tally` (runs on executors)."""
     from puffin_cli.analysis.validate import validate_file
-    from puffin_cli.render.jsonout import to_jsonable
 
+    tally = Tally()
     for path in paths:
-        report = validate_file(path, profile=profile, max_blob_size=max_blob_size)
-        record: dict[str, Any] = to_jsonable(report)
-        yield record
+        tally.add(validate_file(path, profile=profile, max_blob_size=max_blob_size),
+                  keep_records)
+    yield tally
 
 
-def summarize(records: Sequence[dict[str, Any]], output: str | None,
-              output_format: str | None, seconds: float) -> ScanResult:
-    codes: Counter[str] = Counter()
-    for record in records:
-        codes.update(f["code"] for f in record["findings"])
+def summarize(tally: Tally, output: str | None, output_format: str | None,
+              seconds: float) -> ScanResult:
     return ScanResult(
-        files=len(records),
-        files_with_errors=sum(1 for r in records if r["errors"]),
-        files_with_warnings=sum(1 for r in records if r["warnings"]),
-        errors=sum(r["errors"] for r in records),
-        warnings=sum(r["warnings"] for r in records),
-        infos=sum(r["infos"] for r in records),
-        codes=tuple(sorted(codes.items(), key=lambda item: (-item[1], item[0]))),
+        files=tally.files, files_with_errors=tally.files_with_errors,
+        files_with_warnings=tally.files_with_warnings, errors=tally.errors,
+        warnings=tally.warnings, infos=tally.infos,
+        codes=tuple(sorted(tally.codes.items(), key=lambda item: (-item[1], item[0]))),
         output=output, output_format=output_format, seconds=round(seconds, 3))
 
 
@@ -110,18 +148,24 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
          quiet_spark: bool = True) -> ScanResult:
     """Validate ``paths`` (on Spark executors with ``use_spark``, else in this process)."""
     start = time.monotonic()
+    keep = output is not None
+    tally = Tally()
     if use_spark:
         from puffin_cli.spark.session import get_session, ship_package
 
         spark = get_session(master, spark_conf, quiet=quiet_spark)
         ship_package(spark)
         sc = spark.sparkContext
-        slices = max(1, min(len(paths), sc.defaultParallelism * 4))
-        records = sc.parallelize(list(paths), slices).mapPartitions(
-            lambda part: validate_records(part, profile, max_blob_size)).collect()
+        # Two tasks per core: Spark's cost per task (tens of ms) spread over many files, and
+        # still a second task for a core whose first share was quick.
+        slices = max(1, min(len(paths), sc.defaultParallelism * 2))
+        for part in sc.parallelize(list(paths), slices).mapPartitions(
+                lambda share: validate_share(share, profile, max_blob_size, keep)).collect():
+            tally.merge(part)
     else:
-        records = list(validate_records(paths, profile, max_blob_size))
+        for part in validate_share(paths, profile, max_blob_size, keep):
+            tally.merge(part)
     if output is not None:
-        write_records(records, output, output_format)
-    return summarize(records, output, output_format if output else None,
+        write_records(tally.records, output, output_format)
+    return summarize(tally, output, output_format if output else None,
                      time.monotonic() - start)
