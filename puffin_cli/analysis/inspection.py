@@ -15,14 +15,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from puffin_cli.analysis.fields import FieldNames
 from puffin_cli.blobs import BlobSummary, SummaryOptions, handler_for
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata, FooterInfo
+from puffin_cli.format.paimon_blob import is_paimon_blob
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE, PUFFIN_SUFFIXES
+
+if TYPE_CHECKING:
+    from puffin_cli.analysis.paimon import PaimonFileReport
 
 SCHEMA_VERSION = 1
 
@@ -85,10 +89,11 @@ class FileError:
 
 @dataclass(frozen=True)
 class InspectReport:
-    """Everything one ``puffin inspect`` run found, in the order the files were given."""
+    """Everything one ``puffin inspect`` run found, in the order the files were given (Paimon
+    BLOB files among them as :class:`~puffin_cli.analysis.paimon.PaimonFileReport`)."""
 
     schema_version: int
-    files: tuple[FileReport, ...]
+    files: tuple[FileReport | PaimonFileReport, ...]
     errors: tuple[FileError, ...]
 
     @property
@@ -100,9 +105,13 @@ class InspectReport:
         error naming the file, the blob, the problem and the byte offset."""
         found = [PuffinError(e.error.message, code=e.error.code, path=e.path,
                              offset=e.error.offset) for e in self.errors]
-        found += [PuffinError(b.error.message, code=b.error.code, path=f.path,
-                              offset=b.error.offset, blob_index=b.index)
-                  for f in self.files for b in f.blobs if b.error is not None]
+        for file in self.files:
+            if not isinstance(file, FileReport):
+                found += file.failures()
+                continue
+            found += [PuffinError(b.error.message, code=b.error.code, path=file.path,
+                                  offset=b.error.offset, blob_index=b.index)
+                      for b in file.blobs if b.error is not None]
         return found
 
 
@@ -187,10 +196,16 @@ def inspect_files(locations: list[str], *, decode: bool = True, limit: int = 20,
     that cannot be read raises :class:`PuffinError` (it is no fault of the Puffin files).
     """
     columns = None if table is None else TableColumns(table)
-    files: list[FileReport] = []
+    files: list[FileReport | PaimonFileReport] = []
     errors: list[FileError] = []
     for location in locations:
         try:
+            if not location.endswith(PUFFIN_SUFFIXES) and is_paimon_blob(location):
+                from puffin_cli.analysis.paimon import inspect_paimon
+
+                files.append(inspect_paimon(location, decode=decode, limit=limit,
+                                            max_blob_size=max_blob_size))
+                continue
             report = inspect_file(location, decode=decode, limit=limit,
                                   max_blob_size=max_blob_size, footer_size=footer_size)
         except PuffinError as exc:

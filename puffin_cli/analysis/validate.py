@@ -23,6 +23,7 @@ from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.io import RangeFile
 from puffin_cli.format.metadata import BlobMetadata, FileMetadata, decode_footer_json
+from puffin_cli.format.paimon_blob import is_paimon_blob
 from puffin_cli.format.reader import read_footer
 from puffin_cli.format.spec import (
     CODEC_LZ4,
@@ -31,6 +32,7 @@ from puffin_cli.format.spec import (
     KNOWN_CODECS,
     MAGIC,
     MAGIC_LENGTH,
+    PUFFIN_SUFFIXES,
 )
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -61,7 +63,7 @@ class FileReport:
         return self.errors > 0 or (strict and self.warnings > 0)
 
 
-def _report(path: str, profile: str, file_size: int | None, footer_size: int | None,
+def report_for(path: str, profile: str, file_size: int | None, footer_size: int | None,
             blob_count: int | None, findings: list[Finding]) -> FileReport:
     counts = {severity: 0 for severity in Severity}
     for finding in findings:
@@ -215,8 +217,13 @@ class _Validation:
 
 def validate_file(path: str | os.PathLike[str], *, profile: str = SPEC,
                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> FileReport:
-    """Check one file against the Puffin spec (and ``profile``'s engine rules)."""
+    """Check one file against the Puffin spec (and ``profile``'s engine rules); a Paimon
+    BLOB file (a ``.blob`` name, or recognised by its content) against Paimon's format."""
     name = os.fspath(path)
+    if not name.endswith(PUFFIN_SUFFIXES) and is_paimon_blob(name):
+        from puffin_cli.analysis.paimon import validate_paimon
+
+        return validate_paimon(name, profile=profile, max_blob_size=max_blob_size)
     run = _Validation(name, max_blob_size)
     try:
         run.run()
@@ -225,4 +232,4 @@ def validate_file(path: str | os.PathLike[str], *, profile: str = SPEC,
         findings = [*run.findings, Finding("internal.error", Severity.ERROR,
                                            f"validation stopped: {type(exc).__name__}: {exc}")]
     blob_count = None if run.metadata is None else len(run.metadata.blobs)
-    return _report(name, profile, run.file_size, run.footer_size, blob_count, findings)
+    return report_for(name, profile, run.file_size, run.footer_size, blob_count, findings)

@@ -16,8 +16,9 @@ from puffin_cli.cli.main import EXIT_USAGE
 from puffin_cli.cli.options import max_blob_size_option
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata
+from puffin_cli.format.paimon_blob import is_paimon_blob
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.format.spec import DV_BLOB_TYPE, THETA_BLOB_TYPE
+from puffin_cli.format.spec import DV_BLOB_TYPE, PUFFIN_SUFFIXES, THETA_BLOB_TYPE
 
 FORMATS = ("bytes", "hex", "positions", "json", "sketch")
 # Hex output: bytes per line, and lines formatted per write.
@@ -117,12 +118,18 @@ def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str |
 
     Binary bytes are not written to a terminal: redirect, use -o, or --format hex.
 
+    For a Paimon BLOB file (*.blob, or recognised by its content), INDEX is a row: its bytes
+    (the whole nested payload of an ARRAY or MAP row) are streamed, --raw adds the record's
+    framing, --format json gives the row as `puffin inspect --json` shows it. A null or
+    placeholder row has no bytes: that is an error (exit 1).
+
     \b
     Examples:
       puffin dump-blob stats.puffin 0 -o sketch.bin
       puffin dump-blob stats.puffin --field 2 --format sketch
       puffin dump-blob dv.puffin 1 --format positions | head
       puffin dump-blob stats.puffin 0 --raw --format hex
+      puffin dump-blob images.blob 42 -o image.jpg
     """
     if raw and fmt not in ("bytes", "hex"):
         raise click.UsageError(f"--raw applies to the bytes and hex formats, not {fmt}")
@@ -130,6 +137,15 @@ def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str |
         click.echo("puffin: not writing binary blob bytes to a terminal; use --format hex, "
                    "-o FILE or redirect the output", err=True)
         ctx.exit(EXIT_USAGE)
+    if not file.endswith(PUFFIN_SUFFIXES) and is_paimon_blob(file):
+        from puffin_cli.cli.paimon import dump_row
+
+        if type_name is not None or field_id is not None:
+            raise click.UsageError("--type and --field select Puffin blobs; name a Paimon BLOB "
+                                   "row by its INDEX")
+        dump_row(file, index, fmt=fmt, raw=raw, max_blob_size=max_blob_size,
+                 output=lambda: _output(output), write_hex=_write_hex)
+        return
     with PuffinReader(file, max_blob_size=max_blob_size) as reader:
         blob_index, blob = _select(reader, index, type_name, field_id)
         needs = {"positions": DV_BLOB_TYPE, "sketch": THETA_BLOB_TYPE}.get(fmt)

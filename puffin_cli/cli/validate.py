@@ -12,18 +12,20 @@ import click
 from puffin_cli.analysis.profiles import PROFILES
 from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.options import max_blob_size_option, path_option
-from puffin_cli.format.spec import MAGIC
+from puffin_cli.format.paimon_blob import MAGIC_BYTES as PAIMON_RECORD_MAGIC
+from puffin_cli.format.paimon_blob import SUFFIX as PAIMON_SUFFIX
+from puffin_cli.format.spec import MAGIC, PUFFIN_SUFFIXES
 
-PUFFIN_SUFFIXES = (".puffin", ".stats")
 _GLOB_CHARS = frozenset("*?[")
 
 
 def _looks_like_puffin(path: str) -> bool:
-    if path.endswith(PUFFIN_SUFFIXES):
+    """A Puffin file or a Paimon BLOB file, by name or by its first bytes."""
+    if path.endswith((*PUFFIN_SUFFIXES, PAIMON_SUFFIX)):
         return True
     try:
         with open(path, "rb") as f:
-            return f.read(len(MAGIC)) == MAGIC
+            return f.read(len(MAGIC)) in (MAGIC, PAIMON_RECORD_MAGIC)
     except OSError:
         return False
 
@@ -77,7 +79,8 @@ def validate(paths: tuple[str, ...], path_options: tuple[str, ...], profile: str
     """Check Puffin files against the spec and report every finding.
 
     PATH may be a file, a directory (searched recursively for *.puffin, *.stats and any file
-    starting with PFA1) or a glob pattern.
+    starting with PFA1, and for Paimon BLOB files: *.blob and any file starting with a BLOB
+    record's magic) or a glob pattern. Paimon BLOB files are checked against Paimon's format.
 
     \b
     Examples:

@@ -26,6 +26,7 @@ from puffin_cli.analysis.write.plan import (
 from puffin_cli.analysis.write.spec import load_spec, parse_type
 from puffin_cli.cli.options import json_option
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.paimon_blob import SUFFIX as PAIMON_SUFFIX
 from puffin_cli.format.spec import CREATED_BY
 
 _ORDER_KEY = "puffin.write.order"
@@ -52,6 +53,10 @@ Examples:
 \b
   # everything from a spec (see docs/write.md), plus a blob copied as stored
   puffin write out.puffin --spec spec.json --copy-blob old.puffin:2 --force
+
+\b
+  # a Paimon BLOB file of three rows, the second one null
+  puffin write images.blob --entry a.jpg --entry :null --entry c.jpg
 
 \b
   A spec is JSON:
@@ -184,6 +189,14 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
 @click.option("--uuid-as-string", is_flag=True,
               help="Hash uuid values as their text, as Iceberg's Spark procedure does (the "
                    "spec's form, and the default, is the 16 bytes).")
+@click.option("--entry", "entries", multiple=True, metavar="FILE",
+               help="Paimon BLOB files: FILE's bytes are the next row (repeatable, in order); "
+                    "':null' is a null row, ':placeholder' a placeholder row.")
+@click.option("--entries-from", metavar="LIST",
+              help="Paimon BLOB files: more rows after the --entry ones, one FILE (or :null, "
+                   ":placeholder) per line of LIST.")
+@click.option("--paimon", is_flag=True,
+              help="Write a Paimon BLOB file whatever OUTPUT's name (a *.blob name implies it).")
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
 @json_option
 @click.pass_context
@@ -191,15 +204,42 @@ def write(ctx: click.Context, /, output: str, spec_path: str | None, columns: st
           field_id_options: tuple[str, ...], snapshot_id: int | None,
           sequence_number: int | None, property_options: tuple[str, ...],
           created_by: str | None, compress: str | None, footer_compression: str | None,
-          uuid_as_string: bool, force: bool, as_json: bool, **shortcuts: Any) -> None:
+          uuid_as_string: bool, entries: tuple[str, ...], entries_from: str | None,
+          paimon: bool, force: bool, as_json: bool, **shortcuts: Any) -> None:
     """Write the Puffin file OUTPUT from a --spec and/or shortcuts, as Iceberg Java would.
 
     Blobs come in order: the spec's, then the shortcuts' in command-line order. Defaults are
     Iceberg Java's: plain footer, Theta blobs zstd-compressed with an ndv property, deletion
     vectors uncompressed with referenced-data-file and cardinality, snapshot-id and
     sequence-number -1. The file is written to a temp file and renamed into place.
+
+    An OUTPUT named *.blob (or --paimon) is an Apache Paimon BLOB file instead, one row per
+    --entry, byte for byte as Paimon's BlobFormatWriter writes it (see docs/paimon.md).
     """
     from puffin_cli.render.write import render_write
+
+    if paimon or output.endswith(PAIMON_SUFFIX):
+        puffin_options = [name for name, value in (
+            ("--spec", spec_path), ("--columns", columns), ("--field-id", field_id_options),
+            ("--snapshot-id", snapshot_id), ("--sequence-number", sequence_number),
+            ("--property", property_options), ("--created-by", created_by),
+            ("--compress", compress), ("--footer-compression", footer_compression),
+            ("--uuid-as-string", uuid_as_string)) if value]
+        puffin_options += [f"--{name.replace('_', '-')}" for name in _ORDERED
+                           if shortcuts[name]]
+        if puffin_options:
+            raise _usage(f"{', '.join(puffin_options)}: Puffin options, but {output} is a "
+                         "Paimon BLOB file (give its rows with --entry)")
+        if not entries and entries_from is None:
+            raise _usage("give the rows of the Paimon BLOB file: --entry FILE (repeatable) "
+                         "or --entries-from LIST")
+        from puffin_cli.cli.paimon import entry_rows, write_blob
+
+        write_blob(output, entry_rows(entries, entries_from), force=force, as_json=as_json)
+        return
+    if entries or entries_from is not None:
+        raise _usage(f"--entry and --entries-from write Paimon BLOB files: name OUTPUT "
+                     f"*.blob or add --paimon ({output} is written as a Puffin file)")
 
     plan = WritePlan()
     if spec_path is not None:

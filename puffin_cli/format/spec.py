@@ -18,6 +18,7 @@ from __future__ import annotations
 
 MAGIC = b"PFA1"
 MAGIC_LENGTH = len(MAGIC)
+PUFFIN_SUFFIXES = (".puffin", ".stats")  # names taken as Puffin files without looking inside
 ENCRYPTED_MAGIC = b"AGS1"  # Iceberg's AES-GCM stream files start with this
 
 PAYLOAD_SIZE_LENGTH = 4

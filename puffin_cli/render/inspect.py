@@ -35,7 +35,12 @@ def render_human(report: InspectReport, console: Console) -> None:
     for number, file in enumerate(report.files):
         if number:
             console.print()
-        _print_file(console, file)
+        if isinstance(file, FileReport):
+            _print_file(console, file)
+        else:
+            from puffin_cli.render.paimon import print_paimon_file
+
+            print_paimon_file(console, file)
 
 
 Value = str | Text | list[Text]

@@ -1,0 +1,129 @@
+"""The Paimon BLOB side of ``puffin dump-blob`` and ``puffin write`` (``.blob`` files); the
+commands hand over to these functions when the file is a Paimon BLOB file."""
+
+from __future__ import annotations
+
+import io
+import struct
+import sys
+import zlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import IO
+
+import click
+
+from puffin_cli.format import paimon_blob as pb
+from puffin_cli.format.errors import PuffinError
+
+NULL_ENTRY = ":null"
+PLACEHOLDER_ENTRY = ":placeholder"
+HEX_LINE_BYTES = 32  # as dump-blob's hex format
+_MARKERS = {NULL_ENTRY: pb.Marker.NULL, PLACEHOLDER_ENTRY: pb.Marker.PLACEHOLDER}
+
+
+def dump_row(file: str, row_number: int | None, *, fmt: str, raw: bool, max_blob_size: int,
+             output: Callable[[], AbstractContextManager[IO[bytes]]],
+             write_hex: Callable[[bytes, IO[bytes]], None]) -> None:
+    """Write row ``row_number`` of a Paimon BLOB file: its data (``raw``: the whole record,
+    framing included) as bytes or hex, streamed, or its row report as JSON. The record's magic
+    and length are checked before any output, its CRC while streaming: a mismatch is an error
+    (and, with -o, leaves no file)."""
+    if row_number is None:
+        raise click.UsageError("name a row: give its INDEX (as `puffin inspect` numbers them)")
+    if fmt not in ("bytes", "hex", "json"):
+        raise click.UsageError(f"--format {fmt} is for Puffin blobs; a Paimon BLOB row is "
+                               "dumped as bytes, hex or json")
+    with pb.PaimonBlobReader(file, max_index_size=max_blob_size) as reader:
+        rows = reader.index.rows
+        if row_number >= rows:
+            raise click.BadParameter(f"{reader.path} has {rows:,} rows; no row {row_number}",
+                                     param_hint="INDEX")
+        row = reader.index.row(row_number)
+        if fmt == "json":
+            from puffin_cli.analysis.paimon import row_report
+            from puffin_cli.render import jsonout
+
+            text = io.StringIO()
+            jsonout.dump(row_report(reader, row_number, decode=True), text)
+            with output() as out:
+                out.write(text.getvalue().encode("utf-8"))
+            return
+        if row.kind != "blob":
+            what = {"null": "a null row", "placeholder": "a placeholder row (a row an update "
+                    "by row id left unchanged)"}.get(row.kind, f"an unknown marker "
+                                                     f"{reader.index.lengths[row_number]}")
+            raise PuffinError(f"row {row_number} is {what}: it has no bytes to dump",
+                              code=f"paimon.row.{row.kind}", path=reader.path)
+        frame = reader.frame(row)
+        assert row.offset is not None and row.length is not None
+        if frame.magic != pb.MAGIC_BYTES:
+            raise PuffinError(f"row {row_number}: record magic is {frame.magic.hex()}, "
+                              f"expected {pb.MAGIC_BYTES.hex()}", code="paimon.record.magic",
+                              path=reader.path, offset=row.offset)
+        if frame.length_field != row.length:
+            raise PuffinError(f"row {row_number}: length field is {frame.length_field}, the "
+                              f"index says {row.length}", code="paimon.record.length",
+                              path=reader.path, offset=row.offset + row.length - 12)
+        with output() as out:
+            sink = _HexSink(out, write_hex) if fmt == "hex" else out
+            crc = zlib.crc32(pb.MAGIC_BYTES)
+            if raw:
+                sink.write(pb.MAGIC_BYTES)
+            for chunk in reader.iter_data(row):
+                crc = zlib.crc32(chunk, crc)
+                sink.write(chunk)
+            tail = struct.pack("<QI", frame.length_field, frame.crc)
+            crc = zlib.crc32(tail[:8], crc)
+            if raw:
+                sink.write(tail)
+            if isinstance(sink, _HexSink):
+                sink.close()
+            if crc != frame.crc:
+                raise PuffinError(f"row {row_number}: CRC-32 of the record is {crc:08x}, it "
+                                  f"stores {frame.crc:08x}", code="paimon.record.crc",
+                                  path=reader.path, offset=row.offset + row.length - 4)
+
+
+class _HexSink:
+    """Hex lines of a byte stream written in pieces of any size (whole lines at a time)."""
+
+    def __init__(self, out: IO[bytes], write_hex: Callable[[bytes, IO[bytes]], None]) -> None:
+        self._out = out
+        self._write_hex = write_hex
+        self._pending = b""
+
+    def write(self, data: bytes) -> None:
+        data = self._pending + data
+        whole = len(data) - len(data) % HEX_LINE_BYTES
+        if whole:
+            self._write_hex(data[:whole], self._out)
+        self._pending = data[whole:]
+
+    def close(self) -> None:
+        if self._pending:
+            self._write_hex(self._pending, self._out)
+        self._pending = b""
+
+
+def entry_rows(entries: tuple[str, ...], entries_from: str | None) -> list[str | pb.Marker]:
+    """Row sources from --entry values, then the lines of --entries-from: a file name, or
+    :null / :placeholder."""
+    names = list(entries)
+    if entries_from is not None:
+        try:
+            with open(entries_from, encoding="utf-8") as handle:
+                names += [line.rstrip("\n") for line in handle if line.strip()]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise click.BadParameter(f"{entries_from}: {getattr(exc, 'strerror', None) or exc}",
+                                     param_hint="--entries-from") from None
+    return [_MARKERS.get(name, name) for name in names]
+
+
+def write_blob(output: str, rows: list[str | pb.Marker], *, force: bool,
+               as_json: bool) -> None:
+    """``puffin write OUT.blob --entry ...``."""
+    from puffin_cli.render.paimon import render_write
+
+    result = pb.write_blob_file(output, rows, overwrite=force)
+    render_write(result, sys.stdout, as_json=as_json)
