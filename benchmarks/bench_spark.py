@@ -65,7 +65,8 @@ def _median(run: Any, repeat: int = 3) -> float:
 
 
 def stats_figures(tmp: Path) -> list[tuple[str, float, str]]:
-    from puffin_cli.analysis.stats.plan import choose_snapshot, load_table, plan_snapshot
+    from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
+    from puffin_cli.analysis.table.loading import Table
     from puffin_cli.spark.session import get_session
     from puffin_cli.spark.stats import compute_table_stats
 
@@ -73,8 +74,8 @@ def stats_figures(tmp: Path) -> list[tuple[str, float, str]]:
     table = out / "warehouse" / "db" / "bench"
     iceberg = json.loads((out / "bench.json").read_text())
     spark = get_session(None)
-    metadata, table_dir, mapper = load_table(table)
-    plan = plan_snapshot(metadata, table_dir, mapper, choose_snapshot(metadata, None), None)
+    loaded = Table.load(table)
+    plan = plan_snapshot(loaded, stats_snapshot(loaded, None), None)
     files = [f.local for f in plan.data_files]
 
     def approx() -> None:

@@ -20,7 +20,8 @@ from puffin_cli.analysis.stats.delete_index import (
     is_unpartitioned,
 )
 from puffin_cli.analysis.stats.files import Column, EqualityDeleteFile
-from puffin_cli.analysis.stats.plan import choose_snapshot, load_table, plan_snapshot
+from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
+from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.manifests import (
     CONTENT_DATA,
     CONTENT_EQUALITY_DELETES,
@@ -174,8 +175,9 @@ class StubReader(ManifestReader):
 
 def plan(data_files: list[ContentFile], deletes: list[ContentFile]) -> Any:
     meta = metadata({0: FIELDS}, 0)
-    return plan_snapshot(meta, Path("/t"), PathMapper(), meta.snapshots[0], ["id"],
-                         StubReader(data_files, deletes))
+    table = Table(meta, Path(meta.path), Path("/t"), PathMapper(),
+                  manifest_reader=StubReader(data_files, deletes))
+    return plan_snapshot(table, meta.snapshots[0], ["id"])
 
 
 def test_plan_lists_the_deletes_of_each_data_file() -> None:
@@ -234,8 +236,8 @@ def test_sketches_equal_icebergs_with_equality_deletes(equality_tables: Path,
     shutil.copytree(equality_tables / "warehouse" / "db" / "eq_v2", table)
     expected = json.loads((equality_tables / "tables.json").read_text())["eq_v2"]
 
-    meta, table_dir, mapper = load_table(table)
-    planned = plan_snapshot(meta, table_dir, mapper, choose_snapshot(meta, None), None)
+    loaded = Table.load(table)
+    planned = plan_snapshot(loaded, stats_snapshot(loaded, None), None)
     ours = {f.location: sorted(d.location for d in f.equality_deletes)
             for f in planned.data_files}
     assert ours == expected["equality-deletes"]

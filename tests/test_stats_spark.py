@@ -18,7 +18,8 @@ from click.testing import CliRunner
 from interop.sparkenv import script_output, spark_env
 from tables.fixtures import TABLES, spark_tables, table_dir  # noqa: F401
 
-from puffin_cli.analysis.stats.plan import choose_snapshot, load_table, plan_snapshot
+from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
+from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
@@ -230,8 +231,8 @@ def test_missing_file_is_one_line_exit_1(kind: str, stats_tables: Path, spark: A
     from puffin_cli.cli.main import main
 
     table = copy_table(stats_tables, "types_v2", tmp_path)
-    metadata, table_dir, mapper = load_table(table)
-    plan = plan_snapshot(metadata, table_dir, mapper, choose_snapshot(metadata, None), None)
+    loaded = Table.load(table)
+    plan = plan_snapshot(loaded, stats_snapshot(loaded, None), None)
     missing = Path(plan.data_files[-1].local if kind == "data"
                    else plan.position_deletes[-1].local)
     missing.unlink()
@@ -257,8 +258,8 @@ def test_unknown_column_and_snapshot(stats_tables: Path, spark: Any, tmp_path: P
         "tsn, b, bin, added)")
     with pytest.raises(PuffinError) as caught:
         run(table, spark, snapshot_id=42)
-    assert caught.value.code == "stats.no-snapshot"
-    assert str(caught.value).startswith(f"{metadata.path}: no snapshot 42 (latest: ")
+    assert caught.value.code == "table.snapshot"
+    assert str(caught.value).startswith(f"{metadata.path}: no snapshot 42 (latest snapshots: ")
 
 
 def test_commit_is_seen_by_iceberg_java(stats_tables: Path, spark: Any, tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ from puffin_cli.analysis.stats.files import (
     EqualityDeleteFile,
     PositionDeleteFile,
 )
-from puffin_cli.analysis.stats.plan import StatsPlan, choose_snapshot, load_table, plan_snapshot
+from puffin_cli.analysis.stats.plan import StatsPlan, plan_snapshot, stats_snapshot
 from puffin_cli.analysis.stats.task_groups import (
     MIN_SPLIT_SIZE,
     Split,
@@ -39,6 +39,7 @@ from puffin_cli.analysis.stats.task_groups import (
     plan_task_groups,
     split_size,
 )
+from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.manifests import (
     CONTENT_DATA,
     CONTENT_EQUALITY_DELETES,
@@ -82,7 +83,8 @@ def data_file(name: str, size: int, offsets: tuple[int, ...] | None = None, *,
 
 def stats_plan(files: list[DataFile], properties: dict[str, str] | None = None) -> StatsPlan:
     meta = metadata(properties)
-    return StatsPlan(Path("/t"), meta, PathMapper(), meta.snapshots[0], 0, (), (),
+    return StatsPlan(Table(meta, Path(meta.path), Path("/t"), PathMapper()), meta.snapshots[0], 0,
+                     (), (),
                      tuple(files), (), ())
 
 
@@ -237,8 +239,9 @@ class StubReader(ManifestReader):
 
 def attached(files: list[ContentFile]) -> dict[str, list[str]]:
     meta = metadata()
-    plan = plan_snapshot(meta, Path("/t"), PathMapper(), meta.snapshots[0], ["id"],
-                         StubReader(files))
+    table = Table(meta, Path(meta.path), Path("/t"), PathMapper(),
+                  manifest_reader=StubReader(files))
+    plan = plan_snapshot(table, meta.snapshots[0], ["id"])
     out = {}
     for f in plan.data_files:
         names = [d.location for d in f.equality_deletes + f.position_deletes]
@@ -392,12 +395,12 @@ TABLES = ("t_default", "t_sizes", "t_part", "t_pos_file", "t_pos_part", "t_dv", 
 @pytest.mark.parametrize("name", TABLES)
 def test_task_groups_match_icebergs_spark_scan(task_tables: Path, name: str) -> None:
     expected = json.loads((task_tables / "tables.json").read_text())[name]
-    meta, table_dir, mapper = load_table(task_tables / "warehouse" / "db" / name)
-    plan = plan_snapshot(meta, table_dir, mapper, choose_snapshot(meta, None), None)
+    table = Table.load(task_tables / "warehouse" / "db" / name)
+    plan = plan_snapshot(table, stats_snapshot(table, None), None)
 
     # the delete files attached to each data file, as Iceberg's scan planning attaches them
     def local(location: str) -> str:
-        return os.path.abspath(mapper.local(location))
+        return os.path.abspath(table.local(location))
 
     ours = {f.location: sorted([d.local for d in f.equality_deletes + f.position_deletes]
                                + ([f.deletion_vector.puffin_local]

@@ -16,8 +16,8 @@ from pyroaring import BitMap
 from tables.synthetic import TableBuilder, dv_table
 
 from puffin_cli.analysis import dv_containers
-from puffin_cli.analysis.fields import FieldNames
 from puffin_cli.analysis.table.checks import analyze_path
+from puffin_cli.analysis.table.fields import FieldNames
 from puffin_cli.analysis.table.metadata import (
     PathMapper,
     current_metadata_file,
@@ -52,7 +52,7 @@ def test_snapshot_selection(tmp_path: Path) -> None:
     (report,) = analyze_path(root, all_snapshots=True).tables
     assert [v.snapshot_id for v in report.snapshots] == [1001, 1002, 1003]
     assert report.manifests_read == 9
-    with pytest.raises(PuffinError, match=r"no snapshot 7 \(snapshots: 1001, 1002, 1003\)"):
+    with pytest.raises(PuffinError, match=r"no snapshot 7 \(latest snapshots: 1001, 1002, 1003\)"):
         analyze_path(root, snapshot_id=7)
 
 

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from puffin_cli.analysis.fields import FieldNames
 from puffin_cli.blobs import BlobSummary, SummaryOptions, handler_for
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata, FooterInfo
@@ -116,31 +114,20 @@ class InspectReport:
 
 
 class TableColumns:
-    """Column names for blob field IDs from one table's metadata, read at most once per
-    distinct snapshot ID.
+    """Column names for blob field IDs from one table's metadata, read once: every snapshot is
+    looked up in the same metadata version, each schema indexed once.
 
-    ``table`` is a table directory or a metadata JSON file; its current metadata file is found
-    here, once, so every snapshot is looked up in the same metadata version.
+    ``table`` is a table directory or a metadata JSON file.
     """
 
     def __init__(self, table: str | os.PathLike[str]) -> None:
-        from puffin_cli.analysis.table.metadata import is_table_dir, resolve_metadata_path
+        from puffin_cli.analysis.table.loading import Table
 
-        path = Path(table)
-        if not path.is_file() and not is_table_dir(path):
-            found = "a directory without metadata/*.metadata.json" if path.is_dir() else \
-                "no such file or directory"
-            raise PuffinError(f"{found}; expected an Iceberg table directory or a "
-                              "*.metadata.json file", code="table.not-found", path=str(path))
-        self.metadata_file, _table_dir = resolve_metadata_path(path)
-        self._names: dict[int, FieldNames] = {}
+        self.table = Table.load(table)
 
     def columns(self, blob: BlobMetadata) -> tuple[str | None, ...]:
         """The names of ``blob.fields`` in the schema of the blob's snapshot."""
-        names = self._names.get(blob.snapshot_id)
-        if names is None:
-            names = FieldNames.from_metadata(self.metadata_file, snapshot_id=blob.snapshot_id)
-            self._names[blob.snapshot_id] = names
+        names = self.table.field_names(blob.snapshot_id)
         return tuple(names.name(field_id) for field_id in blob.fields)
 
     def name(self, report: FileReport) -> FileReport:

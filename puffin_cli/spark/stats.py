@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from puffin_cli.analysis.stats.plan import StatsPlan, statistics_location
+from puffin_cli.analysis.stats.plan import StatsPlan
 from puffin_cli.blobs.theta import MAX_THETA, CompactTheta, ThetaAccumulator
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.spec import CODEC_ZSTD, NDV_PROPERTY, THETA_BLOB_TYPE
@@ -226,7 +226,7 @@ def write_statistics(plan: StatsPlan, sketches: Sketches, *, file_name: str | No
     """Write the statistics file; (local path, location for the metadata, size, footer)."""
     snapshot = plan.snapshot
     name = file_name or f"{snapshot.snapshot_id}-{uuid.uuid4()}.stats"
-    directory = plan.statistics_dir
+    directory = plan.table.statistics_dir
     os.makedirs(directory, exist_ok=True)
     target = directory / name
     with PuffinWriter(target) as writer:
@@ -236,7 +236,7 @@ def write_statistics(plan: StatsPlan, sketches: Sketches, *, file_name: str | No
                             sequence_number=snapshot.sequence_number,
                             properties={NDV_PROPERTY: str(sketch.ndv)}, codec=CODEC_ZSTD)
         result = writer.finish()
-    mapper_location = statistics_location(plan.metadata, plan.table_dir, name)
+    mapper_location = plan.table.statistics_location(name)
     return str(target), mapper_location, result.file_size, result.footer_size
 
 
@@ -256,15 +256,16 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
                         on_phase: Callable[[str], None] | None = None,
                         progress: Progress | None = None) -> StatsResult:
     """Plan, sketch, write the statistics file and (with ``commit``) register it."""
-    from puffin_cli.analysis.stats.plan import choose_snapshot, load_table, plan_snapshot
+    from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
+    from puffin_cli.analysis.table.loading import Table
     from puffin_cli.spark.session import get_session
 
     start = time.monotonic()
     phase = on_phase or (lambda _text: None)
     phase("reading table metadata")
-    metadata, table_dir, mapper = load_table(table, relocate)
-    snapshot = choose_snapshot(metadata, snapshot_id)
-    plan = plan_snapshot(metadata, table_dir, mapper, snapshot, columns)
+    loaded = Table.load(table, relocate=relocate)
+    snapshot = stats_snapshot(loaded, snapshot_id)
+    plan = plan_snapshot(loaded, snapshot, columns)
     if not plan.columns:
         raise PuffinError(f"{table}: no column of a supported primitive type to sketch",
                           code="stats.column")
@@ -276,12 +277,12 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
     path, location, size, footer = write_statistics(plan, sketches)
     version = None
     if commit:
-        from puffin_cli.analysis.table.commit import StatisticsFileEntry, commit_statistics
+        from puffin_cli.analysis.table.commit import StatisticsFileEntry
 
         phase("committing")
         entry = StatisticsFileEntry.for_blobs(snapshot.snapshot_id, location, size, footer,
                                               _blob_entries(plan, sketches))
-        version = commit_statistics(table_dir, entry).version
+        version = loaded.commit_statistics(entry).version
     return StatsResult(
         table=str(table), snapshot_id=snapshot.snapshot_id,
         sequence_number=snapshot.sequence_number, schema_id=plan.schema_id,

@@ -18,9 +18,7 @@ Which deletes apply to each data file: :mod:`.delete_index`.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from puffin_cli.analysis.stats.delete_index import (
@@ -40,21 +38,15 @@ from puffin_cli.analysis.stats.files import (
     primitive_type,
     top_level_fields,
 )
+from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.manifests import (
     CONTENT_EQUALITY_DELETES,
     ContentFile,
-    ManifestReader,
     snapshot_files,
 )
 from puffin_cli.analysis.table.metadata import (
-    METADATA_DIR,
-    PathMapper,
     Snapshot,
     TableMetadata,
-    default_mapper,
-    load_metadata,
-    normalize_location,
-    resolve_metadata_path,
 )
 from puffin_cli.format.errors import PuffinError
 
@@ -65,9 +57,7 @@ _INT_RANGE = range(-(2**31), 2**31)
 
 @dataclass(frozen=True)
 class StatsPlan:
-    table_dir: Path
-    metadata: TableMetadata
-    mapper: PathMapper
+    table: Table
     snapshot: Snapshot
     schema_id: int
     columns: tuple[Column, ...]
@@ -79,8 +69,8 @@ class StatsPlan:
     name_mapping: NameMapping | None = None  # the table's, None without the property
 
     @property
-    def statistics_dir(self) -> Path:
-        return self.table_dir / METADATA_DIR
+    def metadata(self) -> TableMetadata:
+        return self.table.metadata
 
 
 def select_columns(metadata: TableMetadata, snapshot: Snapshot,
@@ -180,12 +170,11 @@ def identity_constants(metadata: TableMetadata, entry: ContentFile
                  and isinstance(f.get("source-id"), int) and f.get("name") in entry.partition)
 
 
-def plan_snapshot(metadata: TableMetadata, table_dir: Path, mapper: PathMapper,
-                  snapshot: Snapshot, columns: list[str] | None,
-                  reader: ManifestReader | None = None) -> StatsPlan:
+def plan_snapshot(table: Table, snapshot: Snapshot, columns: list[str] | None) -> StatsPlan:
     """The plan for one snapshot: live data files with the deletes that apply to them."""
+    metadata, mapper = table.metadata, table.mapper
     schema_id, chosen, skipped = select_columns(metadata, snapshot, columns)
-    files = snapshot_files(reader or ManifestReader(mapper), snapshot)
+    files = snapshot_files(table.manifests, snapshot)
     data: list[DataFile] = []
     for entry in files.data_files.values():
         fmt = entry.file_format.lower()
@@ -216,43 +205,19 @@ def plan_snapshot(metadata: TableMetadata, table_dir: Path, mapper: PathMapper,
                 entry.path, local_path(mapper, entry.path), entry.file_format.lower(),
                 entry.record_count, entry.sequence_number, entry.file_size,
                 referenced_data_file(entry))))
-    data = attach_equality_deletes(metadata, mapper, metadata.schema_for(snapshot.snapshot_id)[1],
-                             files, data)
+    data = attach_equality_deletes(metadata, mapper,
+                                   metadata.schema_for(snapshot.snapshot_id)[1], files, data)
     data = attach_position_deletes(files, data, positions, dvs)
     equality = {d.location: d for f in data for d in f.equality_deletes}
-    return StatsPlan(table_dir, metadata, mapper, snapshot, schema_id, chosen, skipped,
+    return StatsPlan(table, snapshot, schema_id, chosen, skipped,
                      tuple(data), tuple(p for _, p in positions), tuple(dvs),
                      tuple(equality.values()), parse_name_mapping(metadata))
 
 
-def load_table(path: str | os.PathLike[str], relocate: list[tuple[str, str]] | None = None
-               ) -> tuple[TableMetadata, Path, PathMapper]:
-    """The current metadata of a table directory (or a given metadata file), its directory
-    and the location mapper."""
-    metadata_file, table_dir = resolve_metadata_path(Path(path))
-    metadata = load_metadata(metadata_file)
-    return metadata, table_dir, default_mapper(metadata, table_dir, relocate)
-
-
-def choose_snapshot(metadata: TableMetadata, snapshot_id: int | None) -> Snapshot:
-    wanted = metadata.current_snapshot_id if snapshot_id is None else snapshot_id
-    if wanted is None:
-        raise PuffinError(f"{metadata.path}: the table has no current snapshot (no data to "
-                          "compute statistics for)", code="stats.no-snapshot")
-    snapshot = metadata.snapshot(wanted)
+def stats_snapshot(table: Table, snapshot_id: int | None) -> Snapshot:
+    """The snapshot to compute statistics for: ``snapshot_id``, else the current one."""
+    snapshot = table.snapshot(snapshot_id)
     if snapshot is None:
-        known = ", ".join(str(s.snapshot_id) for s in metadata.snapshots[-5:]) or "none"
-        raise PuffinError(f"{metadata.path}: no snapshot {wanted} (latest: {known})",
-                          code="stats.no-snapshot")
+        raise PuffinError("the table has no current snapshot (no data to compute statistics "
+                          "for)", code="stats.no-snapshot", path=table.metadata.path)
     return snapshot
-
-
-def statistics_location(metadata: TableMetadata, table_dir: Path, file_name: str) -> str:
-    """How the table metadata should name a statistics file written to ``table_dir/metadata``:
-    under the table's ``location`` when that is this directory, else by its local path (a
-    copied or moved table, whose ``location`` names another place)."""
-    location = metadata.location.rstrip("/")
-    here = normalize_location(location)
-    if "://" not in here and os.path.realpath(here) == os.path.realpath(table_dir):
-        return f"{location}/{METADATA_DIR}/{file_name}"
-    return str((table_dir / METADATA_DIR / file_name).resolve())

@@ -43,20 +43,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from puffin_cli.analysis import dv_containers
-from puffin_cli.analysis.fields import FieldNames
-from puffin_cli.analysis.table.manifests import ContentFile, ManifestReader, snapshot_files
+from puffin_cli.analysis.table.fields import FieldNames
+from puffin_cli.analysis.table.loading import Table
+from puffin_cli.analysis.table.manifests import ContentFile, snapshot_files
 from puffin_cli.analysis.table.metadata import (
     METADATA_DIR,
     PartitionStatisticsEntry,
-    PathMapper,
     Snapshot,
     StatisticsEntry,
-    TableMetadata,
-    default_mapper,
     find_tables,
     is_table_dir,
-    load_metadata,
-    resolve_metadata_path,
 )
 from puffin_cli.analysis.table.report import (
     SCHEMA_VERSION,
@@ -93,13 +89,12 @@ class _PuffinFile:
 
 
 class _Analysis:
-    def __init__(self, metadata: TableMetadata, table_dir: Path, mapper: PathMapper,
-                 validate: bool) -> None:
-        self.metadata = metadata
-        self.table_dir = table_dir
-        self.mapper = mapper
+    def __init__(self, table: Table, validate: bool) -> None:
+        self.table = table
+        self.metadata = table.metadata
+        self.table_dir = table.table_dir
+        self.mapper = table.mapper
         self.validate = validate
-        self.reader = ManifestReader(mapper)
         self.findings: list[Finding] = []
         self.files: dict[str, _PuffinFile] = {}
         self.validated: set[str] = set()
@@ -151,14 +146,11 @@ class _Analysis:
 
     # statistics ----------------------------------------------------------------------------
 
-    def schema_for(self, snapshot_id: int) -> tuple[int, FieldNames]:
-        """The schema the snapshot was written with: a column renamed later keeps its field ID,
-        and shows the name it had when the statistics were computed."""
-        schema_id, schema = self.metadata.schema_for(snapshot_id)
-        return schema_id, FieldNames(schema, schema_id)
-
     def statistics_file(self, entry: StatisticsEntry) -> StatisticsFile:
-        schema_id, names = self.schema_for(entry.snapshot_id)
+        # The schema the snapshot was written with: a column renamed later keeps its field ID,
+        # and shows the name it had when the statistics were computed.
+        schema_id = self.metadata.schema_for(entry.snapshot_id)[0]
+        names = self.table.field_names(entry.snapshot_id)
         blobs = tuple(
             StatisticsBlob(
                 type=b.type, fields=b.fields, columns=tuple(names.name(f) for f in b.fields),
@@ -364,7 +356,7 @@ class _Analysis:
         sid = snapshot.snapshot_id
         stats = tuple(self.statistics_file(e) for e in self.metadata.statistics
                       if e.snapshot_id == sid)
-        files = snapshot_files(self.reader, snapshot)
+        files = snapshot_files(self.table.manifests, snapshot)
         dv_entries = [e for e in files.delete_files if e.is_dv]
         dvs = tuple(self.deletion_vector(sid, e, files.data_files) for e in dv_entries)
         per_data_file: dict[str, int] = defaultdict(int)
@@ -384,7 +376,7 @@ class _Analysis:
             deleted_rows=sum(dv.record_count for dv in dvs),
             other_delete_files=len(files.delete_files) - len(dv_entries),
         )
-        schema_id, _names = self.schema_for(sid)
+        schema_id = self.metadata.schema_for(sid)[0]
         return SnapshotView(
             snapshot_id=sid, parent_id=snapshot.parent_id,
             sequence_number=snapshot.sequence_number, timestamp_ms=snapshot.timestamp_ms,
@@ -420,35 +412,21 @@ def _ndv(properties: dict[str, str]) -> int | None:
     return int(value) if value is not None and value.isascii() and value.isdigit() else None
 
 
-def _select(metadata: TableMetadata, snapshot_id: int | None,
-            all_snapshots: bool) -> list[Snapshot]:
+def _select(table: Table, snapshot_id: int | None, all_snapshots: bool) -> list[Snapshot]:
     if all_snapshots:
-        return sorted(metadata.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms))
-    if snapshot_id is not None:
-        snap = metadata.snapshot(snapshot_id)
-        if snap is None:
-            known = ", ".join(str(s.snapshot_id) for s in metadata.snapshots) or "none"
-            raise PuffinError(f"no snapshot {snapshot_id} (snapshots: {known})",
-                              code="table.snapshot", path=metadata.path)
-        return [snap]
-    if metadata.current_snapshot_id is None:
-        return []
-    snap = metadata.snapshot(metadata.current_snapshot_id)
-    if snap is None:
-        raise PuffinError(f"current-snapshot-id {metadata.current_snapshot_id} is not in "
-                          "'snapshots'", code="table.metadata", path=metadata.path)
-    return [snap]
+        return table.snapshots()
+    snapshot = table.snapshot(snapshot_id)
+    return [] if snapshot is None else [snapshot]
 
 
 def analyze_table(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
                   all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
                   validate: bool = True) -> TableReport:
     """Analyze one table (its directory or a metadata JSON file)."""
-    metadata_file, table_dir = resolve_metadata_path(Path(path))
-    metadata = load_metadata(metadata_file)
-    mapper = default_mapper(metadata, table_dir, relocate)
-    run = _Analysis(metadata, table_dir, mapper, validate)
-    views = tuple(run.snapshot_view(s) for s in _select(metadata, snapshot_id, all_snapshots))
+    table = Table.load(path, relocate=relocate)
+    metadata, table_dir, mapper = table.metadata, table.table_dir, table.mapper
+    run = _Analysis(table, validate)
+    views = tuple(run.snapshot_view(s) for s in _select(table, snapshot_id, all_snapshots))
     selected = {v.snapshot_id for v in views}
     for entry in metadata.statistics:  # registered for a snapshot the table does not have
         if entry.snapshot_id not in selected and metadata.snapshot(entry.snapshot_id) is None:
@@ -457,11 +435,11 @@ def analyze_table(path: str | os.PathLike[str], *, snapshot_id: int | None = Non
     errors = sum(f.severity is Severity.ERROR for f in run.findings)
     warnings = sum(f.severity is Severity.WARNING for f in run.findings)
     return TableReport(
-        path=str(table_dir), metadata_file=str(metadata_file),
+        path=str(table_dir), metadata_file=str(table.metadata_file),
         format_version=metadata.format_version, table_uuid=metadata.table_uuid,
         location=metadata.location, relocated=tuple(mapper.rules),
         current_snapshot_id=metadata.current_snapshot_id, snapshots=views, orphans=orphans,
-        manifests_read=run.reader.files_opened, errors=errors, warnings=warnings,
+        manifests_read=table.manifests.files_opened, errors=errors, warnings=warnings,
         findings=tuple(run.findings))
 
 

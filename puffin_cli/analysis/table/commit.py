@@ -26,7 +26,6 @@ import copy
 import json
 import os
 import random
-import re
 import time
 import uuid
 from collections.abc import Callable
@@ -34,10 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from puffin_cli.analysis.table.metadata import METADATA_DIR, VERSION_HINT, load_metadata
+from puffin_cli.analysis.table.metadata import (
+    METADATA_DIR,
+    VERSION_HINT,
+    hadoop_versions,
+    load_metadata,
+    version_hint,
+)
 from puffin_cli.format.errors import PuffinError
 
-_VERSION_FILE = re.compile(r"^v(\d+)(\.gz)?\.metadata\.json(\.gz)?$")
 DEFAULT_MAX_ATTEMPTS = 10
 PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
 DEFAULT_PREVIOUS_VERSIONS = 100
@@ -73,15 +77,6 @@ class CommitResult:
     replaced: tuple[str, ...]  # statistics paths dropped for the same snapshot
 
 
-def _version_files(metadata_dir: Path) -> dict[int, Path]:
-    found: dict[int, Path] = {}
-    for entry in metadata_dir.iterdir():
-        match = _VERSION_FILE.match(entry.name)
-        if match:
-            found.setdefault(int(match.group(1)), entry)
-    return found
-
-
 def _version_path(metadata_dir: Path, version: int) -> Path | None:
     for name in (f"v{version}.metadata.json", f"v{version}.gz.metadata.json",
                  f"v{version}.metadata.json.gz"):
@@ -91,23 +86,15 @@ def _version_path(metadata_dir: Path, version: int) -> Path | None:
     return None
 
 
-def _hint(metadata_dir: Path) -> int | None:
-    try:
-        text = (metadata_dir / VERSION_HINT).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return int(text) if text.isdigit() else None
-
-
 def latest_version(metadata_dir: Path) -> tuple[int, Path]:
     """(N, path of v<N>) for the newest published version (see the module docstring)."""
-    versions = _version_files(metadata_dir) if metadata_dir.is_dir() else {}
+    versions = hadoop_versions(metadata_dir) if metadata_dir.is_dir() else {}
     if not versions:
         raise PuffinError(f"{metadata_dir}: no v<N>.metadata.json; only file-system tables "
                           "(Hadoop catalog) can be committed to directly; register the "
                           "statistics file through the table's catalog instead",
                           code="commit.not-file-system-table")
-    version = _hint(metadata_dir)
+    version = version_hint(metadata_dir)
     if version is None or version not in versions:
         version = max(versions)
     path = versions[version]
@@ -138,7 +125,7 @@ def _update_hint(metadata_dir: Path, version: int) -> None:
     with open(metadata_dir / ".puffin-version-hint.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         newest = max(version, latest_version(metadata_dir)[0])
-        current = _hint(metadata_dir)
+        current = version_hint(metadata_dir)
         if current is not None and current >= newest:
             return
         temp = metadata_dir / f".puffin-{uuid.uuid4()}.version-hint.tmp"

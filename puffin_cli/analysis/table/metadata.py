@@ -163,6 +163,21 @@ def _version_files(metadata_dir: Path) -> tuple[dict[int, Path], dict[int, list[
     return hadoop, metastore
 
 
+def hadoop_versions(metadata_dir: Path) -> dict[int, Path]:
+    """Version N -> ``v<N>.metadata.json`` (or a gzip spelling) in ``metadata_dir``."""
+    return _version_files(metadata_dir)[0]
+
+
+def version_hint(metadata_dir: Path) -> int | None:
+    """The version ``metadata/version-hint.text`` names; ``None`` without a readable one."""
+    try:
+        text = (metadata_dir / VERSION_HINT).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    text = text.strip()
+    return int(text) if text.isdigit() else None
+
+
 def current_metadata_file(table_dir: Path) -> Path:
     """The current metadata JSON of a table directory (see the module docstring)."""
     metadata_dir = table_dir / METADATA_DIR
@@ -171,11 +186,9 @@ def current_metadata_file(table_dir: Path) -> Path:
                           "table directory, a *.metadata.json file or a warehouse",
                           code="table.not-found")
     hadoop, metastore = _version_files(metadata_dir)
-    hint = metadata_dir / VERSION_HINT
-    if hint.is_file():
-        text = hint.read_text(encoding="utf-8", errors="replace").strip()
-        if text.isdigit() and int(text) in hadoop:
-            return hadoop[int(text)]
+    hint = version_hint(metadata_dir)
+    if hint is not None and hint in hadoop:
+        return hadoop[hint]
     if hadoop:
         return hadoop[max(hadoop)]
     if metastore:

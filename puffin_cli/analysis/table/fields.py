@@ -82,12 +82,9 @@ class FieldNames:
     def from_metadata(cls, path: str | Path, snapshot_id: int | None = None) -> FieldNames:
         """The schema of a table (directory or metadata JSON file) that ``snapshot_id`` was
         written with; the current schema for no snapshot or one the table does not have."""
-        from puffin_cli.analysis.table.metadata import load_metadata, resolve_metadata_path
+        from puffin_cli.analysis.table.loading import Table
 
-        metadata_file, _table_dir = resolve_metadata_path(Path(path))
-        metadata = load_metadata(metadata_file)
-        schema_id, schema = metadata.schema_for(snapshot_id)
-        return cls(schema, schema_id)
+        return Table.load(path).field_names(snapshot_id)
 
     def field(self, field_id: int) -> Field | None:
         return self._fields.get(field_id)

@@ -1,0 +1,152 @@
+"""One Iceberg table as every command sees it (``table``, ``inspect --table``, ``stats compute``
+and its commit): :meth:`Table.load` is the one place a table is found and read, a snapshot
+chosen and a field ID named.
+
+- Loading: a table directory or a metadata JSON file (the current metadata file of a directory
+  is found by :func:`~.metadata.current_metadata_file`); a catalog resolves a table to its
+  metadata location and FileIO properties and passes both here (``io_properties``), which the
+  storage layer takes to open the locations the metadata holds.
+- Locations: :attr:`Table.mapper` maps the metadata's locations onto local paths
+  (``--relocate FROM=TO``, and the table's own ``location`` onto the directory it was found in).
+- Snapshots: :meth:`Table.snapshot` (one by ID, or the current one), :meth:`Table.snapshots`.
+- Field names: :meth:`Table.field_names` indexes the schema a snapshot was written with, once
+  per schema (many snapshots share one), not once per snapshot.
+- Manifests: :attr:`Table.manifests` reads manifest lists and manifests, each file once per
+  table, so snapshots that share manifests cost them once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from puffin_cli.analysis.table.fields import FieldNames
+from puffin_cli.analysis.table.manifests import ManifestReader
+from puffin_cli.analysis.table.metadata import (
+    METADATA_DIR,
+    PathMapper,
+    Snapshot,
+    TableMetadata,
+    default_mapper,
+    is_table_dir,
+    load_metadata,
+    normalize_location,
+    resolve_metadata_path,
+)
+from puffin_cli.format.errors import PuffinError
+
+if TYPE_CHECKING:
+    from puffin_cli.analysis.table.commit import CommitResult, StatisticsFileEntry
+
+# How many snapshot IDs an unknown-snapshot error lists (the newest ones).
+_KNOWN_SNAPSHOTS_SHOWN = 5
+
+
+@dataclass
+class Table:
+    """A loaded table: its current metadata, where it was found, and how its locations map."""
+
+    metadata: TableMetadata
+    metadata_file: Path
+    table_dir: Path
+    mapper: PathMapper
+    io_properties: Mapping[str, str] = field(default_factory=dict)
+    _names: dict[int, FieldNames] = field(default_factory=dict, repr=False)
+    manifest_reader: ManifestReader | None = field(default=None, repr=False)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *,
+             relocate: list[tuple[str, str]] | None = None,
+             io_properties: Mapping[str, str] | None = None) -> Table:
+        """The table at ``path`` (a table directory or a metadata JSON file)."""
+        target = Path(path)
+        if not target.is_file() and not is_table_dir(target):
+            found = ("a directory without metadata/*.metadata.json" if target.is_dir()
+                     else "no such file or directory")
+            raise PuffinError(f"{found}; expected an Iceberg table directory or a "
+                              "*.metadata.json file", code="table.not-found", path=str(path))
+        metadata_file, table_dir = resolve_metadata_path(target)
+        metadata = load_metadata(metadata_file)
+        return cls(metadata, metadata_file, table_dir,
+                   default_mapper(metadata, table_dir, relocate), dict(io_properties or {}))
+
+    # snapshots ------------------------------------------------------------------------------
+
+    def current_snapshot(self) -> Snapshot | None:
+        """The current snapshot; ``None`` for a table without one."""
+        current = self.metadata.current_snapshot_id
+        if current is None:
+            return None
+        snapshot = self.metadata.snapshot(current)
+        if snapshot is None:
+            raise PuffinError(f"current-snapshot-id {current} is not in 'snapshots'",
+                              code="table.metadata", path=self.metadata.path)
+        return snapshot
+
+    def snapshot(self, snapshot_id: int | None) -> Snapshot | None:
+        """Snapshot ``snapshot_id`` (an error when the table has none by that ID), or the
+        current snapshot for ``None``."""
+        if snapshot_id is None:
+            return self.current_snapshot()
+        snapshot = self.metadata.snapshot(snapshot_id)
+        if snapshot is None:
+            newest = self.snapshots()[-_KNOWN_SNAPSHOTS_SHOWN:]
+            known = ", ".join(str(s.snapshot_id) for s in newest) or "none"
+            raise PuffinError(f"no snapshot {snapshot_id} (latest snapshots: {known})",
+                              code="table.snapshot", path=self.metadata.path)
+        return snapshot
+
+    def snapshots(self) -> list[Snapshot]:
+        """Every snapshot, oldest first (by sequence number, then time)."""
+        return sorted(self.metadata.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms))
+
+    # field names ----------------------------------------------------------------------------
+
+    def field_names(self, snapshot_id: int | None) -> FieldNames:
+        """Field ID -> column name in the schema ``snapshot_id`` was written with (the current
+        schema for ``None`` or a snapshot the table does not have): a column renamed later
+        shows the name it had then. Each schema is indexed once."""
+        schema_id, schema = self.metadata.schema_for(snapshot_id)
+        names = self._names.get(schema_id)
+        if names is None:
+            names = self._names[schema_id] = FieldNames(schema, schema_id)
+        return names
+
+    # files ----------------------------------------------------------------------------------
+
+    @property
+    def manifests(self) -> ManifestReader:
+        """The table's manifest reader (one per table: what it read is read once)."""
+        if self.manifest_reader is None:
+            self.manifest_reader = ManifestReader(self.mapper)
+        return self.manifest_reader
+
+    def local(self, location: str) -> str:
+        """The local path of a location the metadata holds."""
+        return self.mapper.local(location)
+
+    def commit_statistics(self, entry: StatisticsFileEntry) -> CommitResult:
+        """Register a statistics file written to :attr:`statistics_dir` for its snapshot (a
+        new metadata version of a file-system table, :mod:`.commit`)."""
+        from puffin_cli.analysis.table.commit import commit_statistics
+
+        return commit_statistics(self.table_dir, entry)
+
+    @property
+    def statistics_dir(self) -> Path:
+        """Where statistics files are written: the table's ``metadata/`` directory."""
+        return self.table_dir / METADATA_DIR
+
+    def statistics_location(self, file_name: str) -> str:
+        """How the table metadata should name a statistics file written to
+        :attr:`statistics_dir`: under the table's ``location`` when that is this directory,
+        else by its local path (a copied or moved table, whose ``location`` names another
+        place)."""
+        location = self.metadata.location.rstrip("/")
+        here = normalize_location(location)
+        if "://" not in here and os.path.realpath(here) == os.path.realpath(self.table_dir):
+            return f"{location}/{METADATA_DIR}/{file_name}"
+        return str((self.statistics_dir / file_name).resolve())
