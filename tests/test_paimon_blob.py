@@ -73,7 +73,7 @@ def test_a_record_is_magic_data_length_crc() -> None:
 def test_metadata_is_one_tail_read_never_the_data(tmp_path: Path) -> None:
     rows: list[bytes | pb.Marker] = [os.urandom(200_000) for _ in range(5)]
     path = write(tmp_path / "big.blob", build(rows))
-    with pb.PaimonBlobReader(path, max_index_size=1 << 20) as reader:
+    with pb.PaimonBlobReader(path, memory_limit=1 << 24) as reader:
         assert reader.source.reads == 1
         assert reader.source.bytes_read == pb.TAIL_READ
         assert reader.index.rows == 5 and reader.index.records_end == 5 * 200_016
@@ -83,7 +83,7 @@ def test_metadata_is_one_tail_read_never_the_data(tmp_path: Path) -> None:
 def test_an_index_larger_than_the_tail_costs_one_more_read(tmp_path: Path) -> None:
     rows = [b"x", *[pb.Marker.NULL, pb.Marker.PLACEHOLDER] * 40_000]  # 1 index byte each
     path = write(tmp_path / "many.blob", build(rows))
-    with pb.PaimonBlobReader(path, max_index_size=1 << 20) as reader:
+    with pb.PaimonBlobReader(path, memory_limit=1 << 24) as reader:
         assert reader.index.index_length > pb.TAIL_READ
         assert reader.source.reads == 2
         assert reader.source.bytes_read == pb.TAIL_READ + reader.index.index_length
@@ -93,14 +93,14 @@ def test_an_index_larger_than_the_tail_costs_one_more_read(tmp_path: Path) -> No
 def test_index_over_the_limit_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path / "a.blob", build([b"x"] * 100))
     with pytest.raises(PuffinError) as error:
-        pb.PaimonBlobReader(path, max_index_size=10)
+        pb.PaimonBlobReader(path, memory_limit=10)
     assert error.value.code == "paimon.index.too-large"
 
 
 def test_record_data_is_streamed_in_chunks(tmp_path: Path) -> None:
     payload = os.urandom(3000)
     path = write(tmp_path / "a.blob", build([payload]))
-    with pb.PaimonBlobReader(path, max_index_size=1 << 20) as reader:
+    with pb.PaimonBlobReader(path, memory_limit=1 << 24) as reader:
         chunks = list(reader.iter_data(reader.index.row(0), chunk=1024))
     assert [len(c) for c in chunks] == [1024, 1024, 952]
     assert b"".join(chunks) == payload
@@ -138,6 +138,18 @@ def test_each_corruption_has_its_finding(tmp_path: Path, corruption) -> None:  #
     assert corruption.code in codes
     assert report.errors > 0
     assert all(finding.offset is None or finding.offset >= 0 for finding in report.findings)
+
+
+def test_large_records_are_checked_streamed_and_across_blocks(tmp_path: Path) -> None:
+    rows: list[bytes | pb.Marker] = [os.urandom(pb.CHUNK + 10), *[os.urandom(600_000)] * 4]
+    data = build(rows)
+    assert validate_file(write(tmp_path / "ok.blob", data)).findings == ()
+    bad = bytearray(data)
+    bad[pb.CHUNK] ^= 1  # inside the first (streamed) record
+    bad[pb.CHUNK + 26 + 2 * 600_016 + 300_000] ^= 1  # inside row 3, read from a block
+    report = validate_file(write(tmp_path / "bad.blob", bytes(bad)))
+    assert [(f.code, f.message.split(":")[0]) for f in report.findings] == \
+        [("paimon.record.crc", "row 0"), ("paimon.record.crc", "row 3")]
 
 
 def test_a_plain_blob_is_not_mistaken_for_a_nested_one(tmp_path: Path) -> None:

@@ -10,8 +10,6 @@ each record once for its CRC; it never raises.
 from __future__ import annotations
 
 import os
-import struct
-import zlib
 from collections import Counter
 from dataclasses import dataclass
 
@@ -112,7 +110,7 @@ def inspect_paimon(location: str | os.PathLike[str], *, decode: bool = True, lim
                    max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> PaimonFileReport:
     """The trailer, index and first ``limit`` rows of a Paimon BLOB file; raises
     :class:`PuffinError` when its trailer or index cannot be read."""
-    with pb.PaimonBlobReader(location, max_index_size=max_blob_size) as reader:
+    with pb.PaimonBlobReader(location, memory_limit=max_blob_size) as reader:
         index = reader.index
         rows = tuple(row_report(reader, n, decode) for n in range(min(limit, index.rows)))
         return PaimonFileReport(
@@ -147,53 +145,37 @@ class _Findings:
         return self.items
 
 
-def _check_record(reader: pb.PaimonBlobReader, row: pb.Row, found: _Findings,
+def _check_record(reader: pb.PaimonBlobReader, record: pb.ScannedRecord, found: _Findings,
                   max_blob_size: int) -> None:
+    row = record.row
     assert row.offset is not None and row.length is not None
     end = row.offset + row.length
-    crc = 0
-    head = b""
-    for chunk in reader.iter_range(row.offset, row.length - 4):
-        if len(head) < 8:
-            head += chunk[:8 - len(head)]
-        crc = zlib.crc32(chunk, crc)
-    tail = reader.read(end - pb.RECORD_TAIL, pb.RECORD_TAIL)
-    length_field, stored_crc = struct.unpack("<QI", tail)
     where = f"row {row.row}"
-    if head[:4] != pb.MAGIC_BYTES:
-        found.error("paimon.record.magic", f"{where}: record magic is {head[:4].hex()}, "
+    if record.magic != pb.MAGIC_BYTES:
+        found.error("paimon.record.magic", f"{where}: record magic is {record.magic.hex()}, "
                     f"expected {pb.MAGIC_BYTES.hex()}", row.offset)
-    if length_field != row.length:
-        found.error("paimon.record.length", f"{where}: length field is {length_field}, the "
-                    f"index says {row.length}", end - pb.RECORD_TAIL)
-    if crc != stored_crc:
+    if record.length_field != row.length:
+        found.error("paimon.record.length", f"{where}: length field is {record.length_field}, "
+                    f"the index says {row.length}", end - pb.RECORD_TAIL)
+    if record.crc != record.stored_crc:
         found.error("paimon.record.crc", f"{where}: CRC-32 of magic, data and length field "
-                    f"is {crc:08x}, the record stores {stored_crc:08x}", end - 4)
-    data_length = row.length - pb.RECORD_OVERHEAD
-    if data_length >= 4 and pb.nested_kind(head[4:8]) is not None:
-        _, nested = pb.check_nested(reader.read, row.offset + 4, data_length, row.row,
-                                    max_size=max_blob_size)
-        found.extend(nested)
+                    f"is {record.crc:08x}, the record stores {record.stored_crc:08x}", end - 4)
+    if pb.nested_kind(record.data_head) is not None:
+        found.extend(pb.check_nested(reader.read, row.offset + 4, row.length - 16, row.row,
+                                     memory_limit=max_blob_size))
 
 
 def _check(reader: pb.PaimonBlobReader, found: _Findings, max_blob_size: int) -> None:
     index = reader.index
-    readable: list[pb.Row] = []
     for number, length in enumerate(index.lengths):
-        if length < 0:
-            if length not in (pb.NULL_LENGTH, pb.PLACEHOLDER_LENGTH):
-                found.error("paimon.index.marker", f"row {number}: index value {length} is "
-                            "neither a record length nor -1 (null) or -2 (placeholder)",
-                            index.index_offset)
-            continue
-        row = index.row(number)
-        assert row.offset is not None
-        if length < pb.RECORD_OVERHEAD:
+        if length < 0 and length not in (pb.NULL_LENGTH, pb.PLACEHOLDER_LENGTH):
+            found.error("paimon.index.marker", f"row {number}: index value {length} is "
+                        "neither a record length nor -1 (null) or -2 (placeholder)",
+                        index.index_offset)
+        elif 0 <= length < pb.RECORD_OVERHEAD:
             found.error("paimon.record.too-short", f"row {number}: record length {length} is "
                         f"less than the {pb.RECORD_OVERHEAD} bytes of magic, length and CRC",
-                        row.offset)
-        elif row.offset + length <= index.index_offset:
-            readable.append(row)
+                        index.offsets[number])
     if index.records_end != index.index_offset:
         if index.records_end > index.index_offset:
             detail = (f"run {index.records_end - index.index_offset} bytes past the index "
@@ -205,8 +187,11 @@ def _check(reader: pb.PaimonBlobReader, found: _Findings, max_blob_size: int) ->
                     f"{index.records_end} bytes, but the index starts at byte "
                     f"{index.index_offset}: the records {detail}",
                     min(index.records_end, index.index_offset))
-    for row in readable:
-        _check_record(reader, row, found, max_blob_size)
+    readable = (index.row(number) for number, length in enumerate(index.lengths)
+                if length >= pb.RECORD_OVERHEAD
+                and index.offsets[number] + length <= index.index_offset)
+    for record in reader.scan(readable):
+        _check_record(reader, record, found, max_blob_size)
 
 
 def validate_paimon(path: str | os.PathLike[str], *, profile: str = "spec",
@@ -217,7 +202,7 @@ def validate_paimon(path: str | os.PathLike[str], *, profile: str = "spec",
     found = _Findings()
     file_size = footer_size = rows = None
     try:
-        with pb.PaimonBlobReader(name, max_index_size=max_blob_size) as reader:
+        with pb.PaimonBlobReader(name, memory_limit=max_blob_size) as reader:
             file_size = reader.file_size
             footer_size = reader.index.index_length + pb.TRAILER_SIZE
             rows = reader.index.rows

@@ -34,7 +34,7 @@ def dump_row(file: str, row_number: int | None, *, fmt: str, raw: bool, max_blob
     if fmt not in ("bytes", "hex", "json"):
         raise click.UsageError(f"--format {fmt} is for Puffin blobs; a Paimon BLOB row is "
                                "dumped as bytes, hex or json")
-    with pb.PaimonBlobReader(file, max_index_size=max_blob_size) as reader:
+    with pb.PaimonBlobReader(file, memory_limit=max_blob_size) as reader:
         rows = reader.index.rows
         if row_number >= rows:
             raise click.BadParameter(f"{reader.path} has {rows:,} rows; no row {row_number}",
@@ -55,7 +55,11 @@ def dump_row(file: str, row_number: int | None, *, fmt: str, raw: bool, max_blob
                                                      f"{reader.index.lengths[row_number]}")
             raise PuffinError(f"row {row_number} is {what}: it has no bytes to dump",
                               code=f"paimon.row.{row.kind}", path=reader.path)
-        frame = reader.frame(row)
+        try:
+            frame = reader.frame(row)
+        except PuffinError as exc:
+            exc.message = f"row {row_number}: {exc.message}"
+            raise
         assert row.offset is not None and row.length is not None
         if frame.magic != pb.MAGIC_BYTES:
             raise PuffinError(f"row {row_number}: record magic is {frame.magic.hex()}, "

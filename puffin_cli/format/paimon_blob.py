@@ -12,7 +12,7 @@ Java); every integer is little-endian and there is no file header::
   The values are delta-encoded, ZigZag, LEB128 varints. A row's offset is the sum of the
   non-negative lengths before it.
 - ``ARRAY<BLOB>`` and ``MAP<K, BLOB>`` rows are ordinary records whose data is a nested
-  container (:class:`NestedLayout`); the file does not say which column type it holds.
+  container (:func:`check_nested`); the file does not say which column type it holds.
 
 Reading the metadata (:class:`PaimonBlobReader`) costs one tail read, plus a second read
 only when the index is larger than the tail; record data is read only when asked, in chunks.
@@ -56,6 +56,11 @@ MAX_VARINT_BYTES = 10
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 TAIL_READ = 64 * 1024
+# Memory per index byte, at most: each varint byte may be one row, an 8-byte length and an
+# 8-byte offset (arrays, not Python ints), besides the byte itself and the arrays' growth.
+INDEX_MEMORY_PER_BYTE = 20
+# Memory per distinct MAP key remembered while looking for duplicates, besides its bytes.
+KEY_MEMORY = 100
 CHUNK = 1 << 20
 ROW_KINDS = ("blob", "null", "placeholder")
 
@@ -204,30 +209,33 @@ class RecordFrame:
     nested_header: bytes  # the first up-to-9 data bytes (a nested container's header)
 
 
-def _unsigned(value: int) -> int:
-    return value & 0xFFFFFFFF
+@dataclass(frozen=True)
+class ScannedRecord:
+    """A record read whole: its magic, first (up to 4) data bytes, length field, stored CRC
+    and the CRC-32 computed over its magic, data and length field."""
 
-
-def record_crc(chunks: Iterable[bytes]) -> int:
-    crc = 0
-    for chunk in chunks:
-        crc = zlib.crc32(chunk, crc)
-    return crc
+    row: Row
+    magic: bytes
+    data_head: bytes
+    length_field: int
+    stored_crc: int
+    crc: int
 
 
 class PaimonBlobReader:
     """A Paimon BLOB file opened for reading: :attr:`index` is read at once (the tail, and
     the index when it does not fit in the tail); record bytes only by the methods below.
 
-    ``max_index_size`` bounds the index bytes accepted (each decoded value takes 16 bytes of
-    memory): a larger index is an error that names the limit.
+    ``memory_limit`` bounds the memory the index may take once decoded (up to
+    :data:`INDEX_MEMORY_PER_BYTE` bytes per index byte): a larger index is an error that names
+    the limit.
     """
 
-    def __init__(self, location: str | os.PathLike[str], *, max_index_size: int) -> None:
+    def __init__(self, location: str | os.PathLike[str], *, memory_limit: int) -> None:
         self.source = RangeFile(location)
         self.path = self.source.name
         try:
-            self.index = self._read_index(max_index_size)
+            self.index = self._read_index(memory_limit)
         except BaseException:
             self.source.close()
             raise
@@ -239,7 +247,7 @@ class PaimonBlobReader:
     def _error(self, message: str, code: str, offset: int | None) -> PuffinError:
         return PuffinError(message, code=code, path=self.path, offset=offset)
 
-    def _read_index(self, max_index_size: int) -> BlobIndex:
+    def _read_index(self, memory_limit: int) -> BlobIndex:
         size = self.source.size
         if size < TRAILER_SIZE:
             raise self._error(f"file of {size} bytes is shorter than the {TRAILER_SIZE}-byte "
@@ -254,9 +262,10 @@ class PaimonBlobReader:
             raise self._error(f"index length {index_length} is larger than the "
                               f"{size - TRAILER_SIZE} bytes before the trailer",
                               "paimon.index.length", size - TRAILER_SIZE)
-        if index_length > max_index_size:
-            raise self._error(f"index of {index_length} bytes is larger than the limit of "
-                              f"{max_index_size} bytes (raise --max-blob-size)",
+        if index_length * INDEX_MEMORY_PER_BYTE > memory_limit:
+            raise self._error(f"index of {index_length} bytes may decode to "
+                              f"{index_length * INDEX_MEMORY_PER_BYTE} bytes, more than the "
+                              f"limit of {memory_limit} bytes (raise --max-blob-size)",
                               "paimon.index.too-large", size - TRAILER_SIZE - index_length)
         index_offset = size - TRAILER_SIZE - index_length
         if index_length + TRAILER_SIZE <= tail_length:
@@ -284,12 +293,12 @@ class PaimonBlobReader:
         record, two (head and tail) for a large one. Never the rest of its data."""
         assert row.offset is not None and row.length is not None
         if row.length < RECORD_OVERHEAD:
-            raise self._error(f"row {row.row}: record length {row.length} is less than "
-                              f"{RECORD_OVERHEAD}", "paimon.record.too-short", row.offset)
+            raise self._error(f"record length {row.length} is less than {RECORD_OVERHEAD}",
+                              "paimon.record.too-short", row.offset)
         end = row.offset + row.length
         if end > self.index.index_offset:
-            raise self._error(f"row {row.row}: record [{row.offset}, {end}) runs past the "
-                              f"index at byte {self.index.index_offset}",
+            raise self._error(f"record [{row.offset}, {end}) runs past the index at byte "
+                              f"{self.index.index_offset}",
                               "paimon.records.overrun", row.offset)
         head_length = len(MAGIC_BYTES) + min(NESTED_HEADER, row.length - RECORD_OVERHEAD)
         if row.length <= 4096:
@@ -300,6 +309,35 @@ class PaimonBlobReader:
             tail = self.source.read(end - RECORD_TAIL, RECORD_TAIL)
         length_field, crc = struct.unpack("<QI", tail)
         return RecordFrame(head[:4], length_field, crc, head[4:])
+
+    def scan(self, rows: Iterable[Row]) -> Iterator[ScannedRecord]:
+        """Read each record of ``rows`` (in ascending offset order, each within the data
+        section) once: records up to :data:`CHUNK` bytes from 1 MiB blocks read in sequence,
+        larger ones streamed in chunks. Yields what each holds and its computed CRC."""
+        block = b""
+        block_start = 0
+        for row in rows:
+            assert row.offset is not None and row.length is not None
+            offset, length = row.offset, row.length
+            if length > CHUNK:
+                crc = 0
+                head = b""
+                for data in self.iter_range(offset, length - 4):
+                    if len(head) < 8:
+                        head += data[:8 - len(head)]
+                    crc = zlib.crc32(data, crc)
+                tail = self.source.read(offset + length - RECORD_TAIL, RECORD_TAIL)
+            else:
+                if offset < block_start or offset + length > block_start + len(block):
+                    block_start = offset
+                    block = self.source.read(offset, min(max(CHUNK, length),
+                                                         self.index.index_offset - offset))
+                view = memoryview(block)[offset - block_start:offset - block_start + length]
+                crc = zlib.crc32(view[:-4])
+                head = bytes(view[:8])
+                tail = bytes(view[-RECORD_TAIL:])
+            length_field, stored_crc = struct.unpack("<QI", tail)
+            yield ScannedRecord(row, head[:4], head[4:8], length_field, stored_crc, crc)
 
     def iter_data(self, row: Row, chunk: int = CHUNK) -> Iterator[bytes]:
         """A row's data bytes (the record without its framing), streamed."""
@@ -347,23 +385,6 @@ def looks_like_paimon_blob(head: bytes, tail: bytes, size: int) -> bool:
 
 # -- nested ARRAY<BLOB> / MAP<K, BLOB> payloads ------------------------------------------------
 
-@dataclass(frozen=True)
-class NestedLayout:
-    """A nested container's structure: ``kind`` is ``array`` or ``map``; ``lengths`` the
-    element lengths of an array or the value lengths of a map; ``key_lengths`` a map's key
-    lengths (``-1``: null)."""
-
-    kind: str
-    version: int
-    count: int
-    lengths: tuple[int, ...]
-    key_lengths: tuple[int, ...] = ()
-
-    @property
-    def nulls(self) -> int:
-        return sum(1 for length in self.lengths if length == NESTED_NULL_LENGTH)
-
-
 def nested_kind(header: bytes) -> str | None:
     """``array`` or ``map`` when data starts with a nested container's magic."""
     if len(header) < 4:
@@ -382,18 +403,18 @@ def nested_header(header: bytes) -> tuple[str, int, int] | None:
 
 
 def check_nested(read: Callable[[int, int], bytes], start: int, length: int,
-                 row: int, *, max_size: int
-                 ) -> tuple[NestedLayout | None, list[Finding]]:
+                 row: int, *, memory_limit: int) -> list[Finding]:
     """Check the nested container in the ``length`` data bytes at absolute offset ``start``
     (whose first 4 bytes are its magic), reading its header, index lengths, indexes and (for
-    duplicate detection) a map's keys, never element data; indexes and keys larger than
-    ``max_size`` bytes are not read."""
+    duplicate detection) a map's keys, never element data. Indexes that could take more than
+    ``memory_limit`` bytes once decoded are not read (a finding); nor are keys whose
+    duplicates could not be looked for within that limit (not a finding)."""
     findings: list[Finding] = []
 
-    def bad(code: str, message: str, offset: int) -> tuple[None, list[Finding]]:
+    def bad(code: str, message: str, offset: int) -> list[Finding]:
         findings.append(Finding(f"paimon.nested.{code}", Severity.ERROR,
                                 f"row {row}: {message}", offset))
-        return None, findings
+        return findings
 
     kind = nested_kind(read(start, 4))
     assert kind is not None
@@ -417,11 +438,12 @@ def check_nested(read: Callable[[int, int], bytes], start: int, length: int,
         what = "element index length" if kind == "array" else "key and value index lengths"
         return bad("index-length", f"{label} {what} {' + '.join(map(str, sizes))} exceed the "
                    f"{room} bytes between header and index lengths", end - index_lengths_size)
-    if sum(sizes) > max_size:
-        return bad("too-large", f"{label} indexes of {sum(sizes)} bytes are larger than the "
-                   f"limit of {max_size} bytes (raise --max-blob-size)", end - index_lengths_size)
+    if sum(sizes) * INDEX_MEMORY_PER_BYTE > memory_limit:
+        return bad("too-large", f"{label} indexes of {sum(sizes)} bytes may decode to more "
+                   f"than the limit of {memory_limit} bytes (raise --max-blob-size)",
+                   end - index_lengths_size)
     index_start = end - index_lengths_size - sum(sizes)
-    indexes: list[tuple[int, ...]] = []
+    indexes: list[array[int]] = []
     position = index_start
     names = ("element",) if kind == "array" else ("key", "value")
     for name, size in zip(names, sizes, strict=True):
@@ -432,7 +454,7 @@ def check_nested(read: Callable[[int, int], bytes], start: int, length: int,
         if len(decoded) != count:
             return bad("count", f"{label} header count {count} but its {name} index holds "
                        f"{len(decoded)} values", start + 5)
-        indexes.append(tuple(decoded))
+        indexes.append(decoded)
         position += size
     data_start = start + NESTED_HEADER
     data_length = index_start - data_start
@@ -454,7 +476,7 @@ def check_nested(read: Callable[[int, int], bytes], start: int, length: int,
         if keys.count(NESTED_NULL_LENGTH) > 1:
             return bad("duplicate-key", f"{label} has {keys.count(NESTED_NULL_LENGTH)} null "
                        "keys; keys must be unique", data_start)
-        if key_bytes <= max_size:
+        if key_bytes + KEY_MEMORY * count <= memory_limit:
             seen: set[bytes] = set()
             position = data_start
             for number, key_length in enumerate(keys):
@@ -466,8 +488,7 @@ def check_nested(read: Callable[[int, int], bytes], start: int, length: int,
                                f"key ({key[:32].hex()}); keys must be unique", position)
                 seen.add(key)
                 position += key_length
-        return NestedLayout(kind, version, count, indexes[1], indexes[0]), findings
-    return NestedLayout(kind, version, count, indexes[0]), findings
+    return findings
 
 
 # -- writing -------------------------------------------------------------------------------
