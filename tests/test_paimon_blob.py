@@ -148,8 +148,8 @@ def test_large_records_are_checked_streamed_and_across_blocks(tmp_path: Path) ->
     bad[pb.CHUNK] ^= 1  # inside the first (streamed) record
     bad[pb.CHUNK + 26 + 2 * 600_016 + 300_000] ^= 1  # inside row 3, read from a block
     report = validate_file(write(tmp_path / "bad.blob", bytes(bad)))
-    assert [(f.code, f.message.split(":")[0]) for f in report.findings] == \
-        [("paimon.record.crc", "row 0"), ("paimon.record.crc", "row 3")]
+    assert [(f.code, f.message.split(":")[0], f.blob_index) for f in report.findings] == \
+        [("paimon.record.crc", "row 0", 0), ("paimon.record.crc", "row 3", 3)]
 
 
 def test_a_plain_blob_is_not_mistaken_for_a_nested_one(tmp_path: Path) -> None:

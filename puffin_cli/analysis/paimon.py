@@ -128,14 +128,15 @@ class _Findings:
         self.items: list[Finding] = []
         self.counts: Counter[str] = Counter()
 
-    def error(self, code: str, message: str, offset: int | None) -> None:
+    def error(self, code: str, message: str, offset: int | None,
+              row: int | None = None) -> None:
         self.counts[code] += 1
         if self.counts[code] <= MAX_FINDINGS_PER_CODE:
-            self.items.append(Finding(code, Severity.ERROR, message, offset))
+            self.items.append(Finding(code, Severity.ERROR, message, offset, row))
 
     def extend(self, found: list[Finding]) -> None:
         for finding in found:
-            self.error(finding.code, finding.message, finding.offset)
+            self.error(finding.code, finding.message, finding.offset, finding.blob_index)
 
     def done(self) -> list[Finding]:
         for code, count in self.counts.items():
@@ -153,13 +154,14 @@ def _check_record(reader: pb.PaimonBlobReader, record: pb.ScannedRecord, found: 
     where = f"row {row.row}"
     if record.magic != pb.MAGIC_BYTES:
         found.error("paimon.record.magic", f"{where}: record magic is {record.magic.hex()}, "
-                    f"expected {pb.MAGIC_BYTES.hex()}", row.offset)
+                    f"expected {pb.MAGIC_BYTES.hex()}", row.offset, row.row)
     if record.length_field != row.length:
         found.error("paimon.record.length", f"{where}: length field is {record.length_field}, "
-                    f"the index says {row.length}", end - pb.RECORD_TAIL)
+                    f"the index says {row.length}", end - pb.RECORD_TAIL, row.row)
     if record.crc != record.stored_crc:
         found.error("paimon.record.crc", f"{where}: CRC-32 of magic, data and length field "
-                    f"is {record.crc:08x}, the record stores {record.stored_crc:08x}", end - 4)
+                    f"is {record.crc:08x}, the record stores {record.stored_crc:08x}", end - 4,
+                    row.row)
     if pb.nested_kind(record.data_head) is not None:
         found.extend(pb.check_nested(reader.read, row.offset + 4, row.length - 16, row.row,
                                      memory_limit=max_blob_size))
@@ -171,11 +173,11 @@ def _check(reader: pb.PaimonBlobReader, found: _Findings, max_blob_size: int) ->
         if length < 0 and length not in (pb.NULL_LENGTH, pb.PLACEHOLDER_LENGTH):
             found.error("paimon.index.marker", f"row {number}: index value {length} is "
                         "neither a record length nor -1 (null) or -2 (placeholder)",
-                        index.index_offset)
+                        index.index_offset, number)
         elif 0 <= length < pb.RECORD_OVERHEAD:
             found.error("paimon.record.too-short", f"row {number}: record length {length} is "
                         f"less than the {pb.RECORD_OVERHEAD} bytes of magic, length and CRC",
-                        index.offsets[number])
+                        index.offsets[number], number)
     if index.records_end != index.index_offset:
         if index.records_end > index.index_offset:
             detail = (f"run {index.records_end - index.index_offset} bytes past the index "
@@ -197,7 +199,8 @@ def _check(reader: pb.PaimonBlobReader, found: _Findings, max_blob_size: int) ->
 def validate_paimon(path: str | os.PathLike[str], *, profile: str = "spec",
                     max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> FileReport:
     """Every finding about one Paimon BLOB file. ``footer_size`` of the report is the size of
-    index and trailer; ``blob_count`` the number of rows."""
+    index and trailer, ``blob_count`` the number of rows, and a finding's ``blob_index`` the
+    row it is about."""
     name = os.fspath(path)
     found = _Findings()
     file_size = footer_size = rows = None

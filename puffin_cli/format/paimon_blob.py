@@ -413,7 +413,7 @@ def check_nested(read: Callable[[int, int], bytes], start: int, length: int,
 
     def bad(code: str, message: str, offset: int) -> list[Finding]:
         findings.append(Finding(f"paimon.nested.{code}", Severity.ERROR,
-                                f"row {row}: {message}", offset))
+                                f"row {row}: {message}", offset, row))
         return findings
 
     kind = nested_kind(read(start, 4))
