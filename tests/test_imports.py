@@ -11,7 +11,8 @@ from pathlib import Path
 import puffin_cli.format
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
-HEAVY = ("pyspark", "pyarrow", "fastavro", "numpy", "datasketches", "pyroaring", "rich")
+HEAVY = ("pyspark", "pyarrow", "fastavro", "numpy", "datasketches", "pyroaring", "rich",
+         "pyiceberg", "sqlalchemy")
 
 # Runs a command in-process, then reports which of the HEAVY top-level packages it imported.
 PROBE = r"""
@@ -48,6 +49,15 @@ def test_validate_and_dump_blob_never_load_spark() -> None:
                  ("dump-blob", "--format", "positions", str(SAMPLES / "deletion-vectors.puffin"),
                   "0")):
         assert "pyspark" not in loaded_by(*args)
+
+
+def test_only_catalog_commands_load_pyiceberg(tmp_path: Path) -> None:
+    """A table by its location never loads pyiceberg; --catalog does."""
+    table = tmp_path / "t" / "metadata"
+    table.mkdir(parents=True)
+    (table / "v1.metadata.json").write_text("{}")
+    assert not {"pyiceberg", "sqlalchemy"} & set(loaded_by("table", str(tmp_path / "t")))
+    assert "pyiceberg" in loaded_by("table", "--catalog", "nowhere", "db.t")
 
 
 def test_format_package_exports_resolve() -> None:

@@ -117,13 +117,14 @@ class TableColumns:
     """Column names for blob field IDs from one table's metadata, read once: every snapshot is
     looked up in the same metadata version, each schema indexed once.
 
-    ``table`` is a table directory or a metadata JSON file.
+    ``table`` is a table directory or a metadata JSON file (with ``catalog``, a table
+    identifier there).
     """
 
-    def __init__(self, table: str | os.PathLike[str]) -> None:
+    def __init__(self, table: str | os.PathLike[str], catalog: str | None = None) -> None:
         from puffin_cli.analysis.table.loading import Table
 
-        self.table = Table.load(table)
+        self.table = Table.load(table, catalog=catalog)
 
     def columns(self, blob: BlobMetadata) -> tuple[str | None, ...]:
         """The names of ``blob.fields`` in the schema of the blob's snapshot."""
@@ -176,13 +177,15 @@ def inspect_file(location: str | os.PathLike[str], *, decode: bool = True, limit
 def inspect_files(locations: list[str], *, decode: bool = True, limit: int = 20,
                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
                   footer_size: int | None = None,
-                  table: str | os.PathLike[str] | None = None) -> InspectReport:
+                  table: str | os.PathLike[str] | None = None,
+                  catalog: str | None = None) -> InspectReport:
     """Inspect each file; a file that cannot be read becomes a :class:`FileError`.
 
-    With ``table`` (a table directory or metadata JSON file), blobs get column names; a table
-    that cannot be read raises :class:`PuffinError` (it is no fault of the Puffin files).
+    With ``table`` (a table directory or metadata JSON file, or with ``catalog`` a table
+    identifier there), blobs get column names; a table that cannot be read raises
+    :class:`PuffinError` (it is no fault of the Puffin files).
     """
-    columns = None if table is None else TableColumns(table)
+    columns = None if table is None else TableColumns(table, catalog)
     files: list[FileReport | PaimonFileReport] = []
     errors: list[FileError] = []
     for location in locations:

@@ -7,7 +7,12 @@ import sys
 import click
 
 from puffin_cli.cli.main import EXIT_BAD_FILE
-from puffin_cli.cli.options import json_option, max_blob_size_option, path_option
+from puffin_cli.cli.options import (
+    catalog_option,
+    json_option,
+    max_blob_size_option,
+    path_option,
+)
 
 
 @click.command("inspect")
@@ -24,17 +29,19 @@ from puffin_cli.cli.options import json_option, max_blob_size_option, path_optio
 @click.option("--table", "--metadata", "table", default=None, metavar="PATH",
               help="An Iceberg table directory or its *.metadata.json file: show column names "
                    "next to field IDs, from the schema of each blob's snapshot.")
+@catalog_option
 @max_blob_size_option
 @click.pass_context
 def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str, ...],
             as_json: bool, no_decode: bool, limit: int, footer_size: int | None,
-            table: str | None, max_blob_size: int) -> None:
+            table: str | None, catalog: str | None, max_blob_size: int) -> None:
     """Show a Puffin file's footer, blobs and decoded blob contents.
 
     Theta sketches show their NDV estimate and bounds; deletion vectors their cardinality,
     data file and first positions as ranges. A blob property that disagrees with the blob's
     bytes (ndv, cardinality) is flagged. With --table (or --metadata), field IDs show their
-    column names. Exit 1 when a file, any blob or the table cannot be read.
+    column names; with --catalog, --table names a table NAMESPACE.TABLE of that catalog.
+    Exit 1 when a file, any blob or the table cannot be read.
 
     \b
     Examples:
@@ -43,6 +50,7 @@ def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str,
       puffin inspect --path dv.puffin --limit 100
       puffin inspect --footer-size 632 stats.puffin
       puffin inspect --table warehouse/db/orders warehouse/db/orders/metadata/1-abc.stats
+      puffin inspect --catalog prod --table sales.orders s3://bucket/sales/orders/metadata/1-a.stats
     """
     from puffin_cli.analysis.inspection import inspect_files
 
@@ -51,8 +59,12 @@ def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str,
         raise click.UsageError("no file given: name one or more Puffin files (or --path FILE)")
     if footer_size is not None and len(locations) > 1:
         raise click.UsageError("--footer-size describes one file; give exactly one")
+    if catalog is not None and table is None:
+        raise click.UsageError("--catalog names the catalog of --table NAMESPACE.TABLE; "
+                               "give --table too")
     report = inspect_files(locations, decode=not no_decode, limit=limit,
-                           max_blob_size=max_blob_size, footer_size=footer_size, table=table)
+                           max_blob_size=max_blob_size, footer_size=footer_size, table=table,
+                           catalog=catalog)
     if as_json:
         from puffin_cli.render.jsonout import dump
 

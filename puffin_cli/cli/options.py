@@ -87,3 +87,11 @@ def spark_conf_option(func: F) -> F:
                         callback=_spark_conf,
                         help="A Spark setting (repeatable), as spark-submit's --conf. A "
                              "running session (spark-submit) takes its spark.sql.* ones.")(func)
+
+
+def catalog_option(func: F) -> F:
+    """``--catalog NAME``: the command's table is an identifier ``namespace.table`` there."""
+    return click.option("--catalog", default=None, metavar="NAME",
+                        help="Name the table as NAMESPACE.TABLE in this Iceberg catalog, "
+                             "configured as pyiceberg configures it (.pyiceberg.yaml, "
+                             "PYICEBERG_CATALOG__NAME__*); needs the catalog extra.")(func)

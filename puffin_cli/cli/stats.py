@@ -7,7 +7,12 @@ from typing import Any
 
 import click
 
-from puffin_cli.cli.options import json_option, relocate_option, spark_conf_option
+from puffin_cli.cli.options import (
+    catalog_option,
+    json_option,
+    relocate_option,
+    spark_conf_option,
+)
 
 
 @click.group("stats", context_settings={"help_option_names": ["-h", "--help"]})
@@ -59,8 +64,9 @@ class _Display:
 @click.option("--snapshot", "snapshot_id", type=int, default=None, metavar="ID",
               help="Snapshot to compute statistics for (default: the current one).")
 @click.option("--commit", is_flag=True,
-              help="Register the statistics file in a new table metadata version "
-                   "(file-system tables), replacing older statistics of that snapshot.")
+              help="Register the statistics file in a new table metadata version (through "
+                   "the catalog with --catalog, else the file-system table protocol), "
+                   "replacing older statistics of that snapshot.")
 @click.option("--master", default=None, metavar="URL",
               help="Spark master (default local[*]; ignored under spark-submit).")
 @click.option("--uuid-as-bytes", is_flag=True,
@@ -68,17 +74,20 @@ class _Display:
                    "Iceberg's Spark procedure does (it reads a uuid as a Spark string).")
 @spark_conf_option
 @relocate_option
+@catalog_option
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 @json_option
 @click.pass_context
 def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: int | None,
             commit: bool, master: str | None, uuid_as_bytes: bool, spark_conf: dict[str, str],
-            relocate: list[tuple[str, str]], quiet: bool, as_json: bool) -> None:
+            relocate: list[tuple[str, str]], catalog: str | None, quiet: bool,
+            as_json: bool) -> None:
     """Compute Theta-sketch NDV statistics of TABLE, as Iceberg's compute_table_stats does.
 
-    TABLE is a table directory or a *.metadata.json file. Reads the snapshot's live rows
-    (position delete files, deletion vectors and equality deletes applied) with Spark,
-    matching columns by field ID, and writes
+    TABLE is a table directory or a *.metadata.json file; with --catalog, a table identifier
+    NAMESPACE.TABLE of that catalog (and --commit commits through the catalog). Reads the
+    snapshot's live rows (position delete files, deletion vectors and equality deletes
+    applied) with Spark, matching columns by field ID, and writes
     TABLE/metadata/<snapshot-id>-<uuid>.stats: one zstd-compressed
     apache-datasketches-theta-v1 blob per column with its `ndv`.
 
@@ -87,6 +96,7 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
       puffin stats compute warehouse/db/orders
       puffin stats compute warehouse/db/orders --columns id,customer --commit
       puffin stats compute warehouse/db/orders --master spark://host:7077 --json
+      puffin stats compute --catalog prod sales.orders --commit
     """
     from puffin_cli.render.stats import render, stats_lines
     from puffin_cli.spark.stats import compute_table_stats
@@ -94,7 +104,8 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
     debug = bool((ctx.find_root().obj or {}).get("debug"))
     with _Display(not quiet) as display:
         result = compute_table_stats(
-            table, columns=_columns(columns), snapshot_id=snapshot_id, master=master,
+            table, catalog=catalog, columns=_columns(columns), snapshot_id=snapshot_id,
+            master=master,
             spark_conf=spark_conf, uuid_as_string=not uuid_as_bytes, commit=commit,
             relocate=relocate, quiet_spark=not debug, on_phase=display.phase,
             progress=display.tasks)

@@ -31,7 +31,8 @@ def stats_lines(result: Any) -> list[str]:
     lines.append(f"wrote {result.statistics_path} ({result.file_size:,} bytes, footer "
                  f"{result.footer_size:,} bytes)")
     if result.committed_version is not None:
-        lines.append(f"committed as v{result.committed_version}.metadata.json "
+        name = (result.committed_metadata or "").rsplit("/", 1)[-1]
+        lines.append(f"committed as {name} "
                      f"(statistics for snapshot {result.snapshot_id})")
     return lines
 

@@ -75,6 +75,7 @@ class StatsResult:
     footer_size: int
     seconds: float
     committed_version: int | None = None
+    committed_metadata: str | None = None  # the metadata file the commit published
 
 
 @dataclass(frozen=True)
@@ -254,8 +255,10 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
                         relocate: list[tuple[str, str]] | None = None,
                         quiet_spark: bool = True,
                         on_phase: Callable[[str], None] | None = None,
-                        progress: Progress | None = None) -> StatsResult:
-    """Plan, sketch, write the statistics file and (with ``commit``) register it."""
+                        progress: Progress | None = None,
+                        catalog: str | None = None) -> StatsResult:
+    """Plan, sketch, write the statistics file and (with ``commit``) register it. With
+    ``catalog``, ``table`` is a table identifier there, and the commit goes through it."""
     from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
     from puffin_cli.analysis.table.loading import Table
     from puffin_cli.spark.session import get_session
@@ -263,7 +266,7 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
     start = time.monotonic()
     phase = on_phase or (lambda _text: None)
     phase("reading table metadata")
-    loaded = Table.load(table, relocate=relocate)
+    loaded = Table.load(table, relocate=relocate, catalog=catalog)
     snapshot = stats_snapshot(loaded, snapshot_id)
     plan = plan_snapshot(loaded, snapshot, columns)
     if not plan.columns:
@@ -275,14 +278,15 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
     sketches = compute_sketches(spark, plan, uuid_as_string=uuid_as_string, progress=progress)
     phase("writing the statistics file")
     path, location, size, footer = write_statistics(plan, sketches)
-    version = None
+    version = committed = None
     if commit:
         from puffin_cli.analysis.table.commit import StatisticsFileEntry
 
         phase("committing")
         entry = StatisticsFileEntry.for_blobs(snapshot.snapshot_id, location, size, footer,
                                               _blob_entries(plan, sketches))
-        version = loaded.commit_statistics(entry).version
+        done = loaded.commit_statistics(entry)
+        version, committed = done.version, done.metadata_file
     return StatsResult(
         table=str(table), snapshot_id=snapshot.snapshot_id,
         sequence_number=snapshot.sequence_number, schema_id=plan.schema_id,
@@ -292,7 +296,8 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
         deletion_vectors=len(plan.deletion_vectors),
         statistics_path=path,
         statistics_location=location, file_size=size, footer_size=footer,
-        seconds=round(time.monotonic() - start, 3), committed_version=version)
+        seconds=round(time.monotonic() - start, 3), committed_version=version,
+        committed_metadata=committed)
 
 
 def _blob_entries(plan: StatsPlan, sketches: Sketches) -> list[dict[str, Any]]:

@@ -421,9 +421,10 @@ def _select(table: Table, snapshot_id: int | None, all_snapshots: bool) -> list[
 
 def analyze_table(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
                   all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
-                  validate: bool = True) -> TableReport:
-    """Analyze one table (its directory or a metadata JSON file)."""
-    table = Table.load(path, relocate=relocate)
+                  validate: bool = True, catalog: str | None = None) -> TableReport:
+    """Analyze one table (its directory or a metadata JSON file; with ``catalog``, its
+    identifier there)."""
+    table = Table.load(path, relocate=relocate, catalog=catalog)
     metadata, table_dir, mapper = table.metadata, table.table_dir, table.mapper
     run = _Analysis(table, validate)
     views = tuple(run.snapshot_view(s) for s in _select(table, snapshot_id, all_snapshots))
@@ -445,8 +446,13 @@ def analyze_table(path: str | os.PathLike[str], *, snapshot_id: int | None = Non
 
 def analyze_path(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
                  all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
-                 validate: bool = True) -> TablesReport:
-    """A table directory, a metadata JSON file, or a warehouse (every table under it)."""
+                 validate: bool = True, catalog: str | None = None) -> TablesReport:
+    """A table directory, a metadata JSON file, or a warehouse (every table under it); with
+    ``catalog``, a table identifier there."""
+    if catalog is not None:
+        return TablesReport(SCHEMA_VERSION, (analyze_table(
+            path, snapshot_id=snapshot_id, all_snapshots=all_snapshots, relocate=relocate,
+            validate=validate, catalog=catalog),))
     target = Path(path)
     if not target.exists():
         raise PuffinError("no such file or directory", code="table.not-found", path=str(path))

@@ -39,6 +39,7 @@ from puffin_cli.analysis.table.metadata import (
 from puffin_cli.format.errors import PuffinError
 
 if TYPE_CHECKING:
+    from puffin_cli.analysis.catalog import CatalogTable
     from puffin_cli.analysis.table.commit import CommitResult, StatisticsFileEntry
 
 # How many snapshot IDs an unknown-snapshot error lists (the newest ones).
@@ -56,12 +57,25 @@ class Table:
     io_properties: Mapping[str, str] = field(default_factory=dict)
     _names: dict[int, FieldNames] = field(default_factory=dict, repr=False)
     manifest_reader: ManifestReader | None = field(default=None, repr=False)
+    catalog_table: CatalogTable | None = None  # for a table named in a catalog
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *,
              relocate: list[tuple[str, str]] | None = None,
-             io_properties: Mapping[str, str] | None = None) -> Table:
-        """The table at ``path`` (a table directory or a metadata JSON file)."""
+             io_properties: Mapping[str, str] | None = None,
+             catalog: str | None = None) -> Table:
+        """The table at ``path`` (a table directory or a metadata JSON file); with
+        ``catalog``, table ``path`` (``namespace.table``) of that catalog
+        (:mod:`puffin_cli.analysis.catalog`): its current metadata file, read with the FileIO
+        properties the catalog gives for it, and commits go through the catalog."""
+        if catalog is not None:
+            from puffin_cli.analysis.catalog import load_table
+
+            named = load_table(catalog, os.fspath(path))
+            table = cls.load(normalize_location(named.metadata_location), relocate=relocate,
+                             io_properties={**named.io_properties, **(io_properties or {})})
+            table.catalog_table = named
+            return table
         target = Path(path)
         if not target.is_file() and not is_table_dir(target):
             found = ("a directory without metadata/*.metadata.json" if target.is_dir()
@@ -129,8 +143,14 @@ class Table:
         return self.mapper.local(location)
 
     def commit_statistics(self, entry: StatisticsFileEntry) -> CommitResult:
-        """Register a statistics file written to :attr:`statistics_dir` for its snapshot (a
-        new metadata version of a file-system table, :mod:`.commit`)."""
+        """Register a statistics file written to :attr:`statistics_dir` for its snapshot:
+        through the catalog for a table named in one, else as a new metadata version of a
+        file-system table (:mod:`.commit`)."""
+        if self.catalog_table is not None:
+            from puffin_cli.analysis import catalog
+
+            found = self.catalog_table
+            return catalog.commit_statistics(found.catalog, found.identifier, entry)
         from puffin_cli.analysis.table.commit import commit_statistics
 
         return commit_statistics(self.table_dir, entry)

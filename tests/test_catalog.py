@@ -1,0 +1,229 @@
+"""``--catalog``: tables of a pyiceberg SQL catalog on sqlite (written by pyiceberg itself, or
+built by Spark + Iceberg and registered), for `table`, `inspect --table`, `stats compute`
+(``--commit`` through the catalog, a concurrent commit retried) and errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from click.testing import CliRunner
+from interop.sparkenv import script_output
+from test_stats_spark import SCRIPT as STATS_SCRIPT
+from test_stats_spark import iceberg_statistics, read_blobs
+
+from puffin_cli.analysis import catalog as catalogs
+from puffin_cli.analysis.table.commit import StatisticsFileEntry
+from puffin_cli.analysis.table.metadata import current_metadata_file
+from puffin_cli.cli.main import cli
+from puffin_cli.format.errors import PuffinError
+
+ROWS = 1000
+
+
+@pytest.fixture
+def sql_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Catalog ``test``: SQL on sqlite, warehouse on local disk, configured through
+    pyiceberg's environment variables; table ``db.events`` appended twice by pyiceberg."""
+    from pyiceberg.catalog import load_catalog
+
+    warehouse = tmp_path / "warehouse"
+    warehouse.mkdir()
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))  # no user .pyiceberg.yaml
+    monkeypatch.setenv("PYICEBERG_CATALOG__TEST__TYPE", "sql")
+    monkeypatch.setenv("PYICEBERG_CATALOG__TEST__URI", f"sqlite:///{tmp_path}/catalog.db")
+    monkeypatch.setenv("PYICEBERG_CATALOG__TEST__WAREHOUSE", warehouse.as_uri())
+    catalog = load_catalog("test", type="sql", uri=f"sqlite:///{tmp_path}/catalog.db",
+                           warehouse=warehouse.as_uri())
+    catalog.create_namespace("db")
+    rows = pa.table({"id": pa.array(range(ROWS), pa.int64()),
+                     "city": pa.array([f"c{i % 37}" for i in range(ROWS)])})
+    table = catalog.create_table("db.events", schema=rows.schema)
+    table.append(rows.slice(0, 600))
+    table.append(rows.slice(600))
+    return catalog
+
+
+def invoke(*args: str) -> Any:
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture(scope="module")
+def spark() -> Any:
+    from puffin_cli.spark.session import get_session
+
+    return get_session("local[2]")
+
+
+def test_table_by_identifier(sql_catalog: Any) -> None:
+    outcome = invoke("table", "--catalog", "test", "db.events", "--json")
+    assert outcome.exit_code == 0, outcome.output
+    doc = json.loads(outcome.output)
+    [table] = doc["tables"]
+    loaded = sql_catalog.load_table("db.events")
+    assert Path(table["metadata-file"]).as_uri() == loaded.metadata_location
+    assert table["current-snapshot-id"] == loaded.metadata.current_snapshot_id
+    assert [s["snapshot-id"] for s in table["snapshots"]] == [loaded.metadata.current_snapshot_id]
+
+
+def test_configured_by_pyiceberg_yaml(sql_catalog: Any, tmp_path: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same catalog, configured by .pyiceberg.yaml in PYICEBERG_HOME instead."""
+    for key in ("TYPE", "URI", "WAREHOUSE"):
+        monkeypatch.delenv(f"PYICEBERG_CATALOG__TEST__{key}")
+    with pytest.raises(PuffinError, match="catalog 'test' is not configured"):
+        catalogs.load_table("test", "db.events")
+    (tmp_path / ".pyiceberg.yaml").write_text(
+        "catalog:\n  test:\n    type: sql\n"
+        f"    uri: sqlite:///{tmp_path}/catalog.db\n"
+        f"    warehouse: {(tmp_path / 'warehouse').as_uri()}\n")
+    found = catalogs.load_table("test", "db.events")
+    assert found.metadata_location == sql_catalog.load_table("db.events").metadata_location
+    assert found.identifier == "db.events"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--catalog", "nowhere", "db.events"), "catalog 'nowhere' is not configured; configure "
+     "it as pyiceberg does: a .pyiceberg.yaml in $PYICEBERG_HOME, ~ or the working directory, "
+     "or PYICEBERG_CATALOG__NOWHERE__URI and friends"),
+    (("--catalog", "test", "db.missing"), "catalog test: no table db.missing"),
+    (("--catalog", "test", "other.events"), "catalog test: no table other.events"),
+    (("--catalog", "test", "events"), "'events': expected a table identifier NAMESPACE.TABLE"),
+])
+def test_catalog_errors_are_one_line(sql_catalog: Any, args: tuple[str, ...], message: str,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from puffin_cli.cli.main import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["table", *args])
+    assert exited.value.code == 1
+    assert capsys.readouterr().err == f"puffin: error: {message}\n"
+
+
+def test_inspect_catalog_needs_table(sql_catalog: Any) -> None:
+    outcome = invoke("inspect", "--catalog", "test", "x.puffin")
+    assert outcome.exit_code == 2
+    assert "--catalog names the catalog of --table NAMESPACE.TABLE; give --table too" in \
+        outcome.output
+
+
+def test_stats_compute_commits_through_the_catalog(sql_catalog: Any, spark: Any) -> None:
+    before = sql_catalog.load_table("db.events")
+    outcome = invoke("stats", "compute", "--catalog", "test", "db.events", "--commit",
+                     "--master", "local[2]", "--json")
+    assert outcome.exit_code == 0, outcome.output
+    doc = json.loads(outcome.output)
+    assert doc["table"] == "db.events"
+    assert {c["name"]: c["ndv"] for c in doc["columns"]} == {"id": ROWS, "city": 37}
+    after = sql_catalog.load_table("db.events")
+    assert after.metadata_location == doc["committed-metadata"] != before.metadata_location
+    assert doc["committed-version"] == int(Path(after.metadata_location).name.split("-")[0])
+    [stats] = after.metadata.statistics
+    assert stats.snapshot_id == before.metadata.current_snapshot_id
+    assert stats.statistics_path == doc["statistics-location"]
+    assert stats.file_size_in_bytes == doc["file-size"]
+    blobs = read_blobs(doc["statistics-path"])
+    assert [b.properties for b in stats.blob_metadata] == \
+        [dict(blobs[f][0].properties) for f in (1, 2)]
+    # the table command sees it through the catalog, with no finding
+    shown = json.loads(invoke("table", "--catalog", "test", "db.events", "--json").output)
+    [view] = shown["tables"][0]["snapshots"]
+    assert [s["path"] for s in view["statistics"]] == [stats.statistics_path]
+    assert shown["tables"][0]["findings"] == []
+    # and inspect --table names the columns from the catalog's table
+    inspected = invoke("inspect", "--catalog", "test", "--table", "db.events", "--json",
+                       doc["statistics-path"])
+    assert inspected.exit_code == 0, inspected.output
+    names = [b["columns"] for b in json.loads(inspected.output)["files"][0]["blobs"]]
+    assert names == [["id"], ["city"]]
+
+
+def test_concurrent_commit_is_retried_not_lost(sql_catalog: Any,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another writer commits between the catalog's read of the table and its swap of the
+    metadata location: the catalog refuses ours, we load the new version and apply again."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    table = sql_catalog.load_table("db.events")
+    snapshot = table.metadata.current_snapshot_id
+    entry = StatisticsFileEntry.for_blobs(
+        snapshot, f"{table.location()}/metadata/{snapshot}-x.stats", 100, 40,
+        [{"type": "apache-datasketches-theta-v1", "snapshot-id": snapshot,
+          "sequence-number": 2, "fields": [1], "properties": {"ndv": "1000"}}])
+    original = SqlCatalog._write_metadata
+    raced: list[str] = []
+
+    def write_metadata(*args: Any, **kwargs: Any) -> None:
+        if not raced:
+            raced.append("yes")
+            other = sql_catalog.load_table("db.events")
+            with other.transaction() as change:
+                change.set_properties({"written-by": "another writer"})
+        original(*args, **kwargs)
+
+    monkeypatch.setattr(SqlCatalog, "_write_metadata", staticmethod(write_metadata))
+    result = catalogs.commit_statistics("test", "db.events", entry)
+    assert raced and result.attempts == 2
+    final = sql_catalog.load_table("db.events")
+    assert final.metadata_location == result.metadata_file
+    assert final.properties["written-by"] == "another writer"
+    assert [s.statistics_path for s in final.metadata.statistics] == [entry.path]
+
+
+def test_commit_refuses_an_expired_snapshot(sql_catalog: Any) -> None:
+    entry = StatisticsFileEntry.for_blobs(1234, "file:///x.stats", 10, 4, [])
+    with pytest.raises(PuffinError, match="no longer has snapshot 1234"):
+        catalogs.commit_statistics("test", "db.events", entry)
+
+
+def register_spark_table(sql_catalog: Any, name: str, tmp_path: Path) -> Path:
+    """A private copy of a table Spark 3.5 + Iceberg 1.10.2 built, registered as db.NAME."""
+    built = script_output(STATS_SCRIPT, "stats-tables", "build")
+    table_dir = tmp_path / "spark" / name
+    shutil.copytree(built / "warehouse" / "db" / name, table_dir)
+    sql_catalog.register_table(("db", name), str(current_metadata_file(table_dir)))
+    return table_dir
+
+
+def test_spark_built_table_registered_in_the_catalog(sql_catalog: Any, spark: Any,
+                                                     tmp_path: Path) -> None:
+    """A format 2 table written by Spark (position delete files, every type, a column in
+    estimation mode), registered in the SQL catalog: the sketches are Iceberg's own, byte for
+    byte, and the commit through the catalog replaces Iceberg's statistics for that
+    snapshot."""
+    table_dir = register_spark_table(sql_catalog, "types_v2", tmp_path)
+    _, iceberg = iceberg_statistics(table_dir)
+    outcome = invoke("stats", "compute", "--catalog", "test", "db.types_v2", "--commit",
+                     "--master", "local[2]", "--json")
+    assert outcome.exit_code == 0, outcome.output
+    doc = json.loads(outcome.output)
+    ours = read_blobs(doc["statistics-path"])
+    assert sorted(ours) == sorted(iceberg)
+    assert all(ours[f][1] == iceberg[f][1] for f in ours)
+    after = sql_catalog.load_table("db.types_v2")
+    current = [s for s in after.metadata.statistics
+               if s.snapshot_id == after.metadata.current_snapshot_id]
+    assert [s.statistics_path for s in current] == [doc["statistics-location"]]
+
+
+def test_format_3_commit_is_refused_by_pyiceberg_in_one_line(
+        sql_catalog: Any, spark: Any, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """pyiceberg 0.12 cannot write format 3 metadata, so a SQL catalog cannot take the commit
+    of a v3 table: one line saying so, exit 1, the table unchanged."""
+    from puffin_cli.cli.main import main
+
+    register_spark_table(sql_catalog, "types_v3", tmp_path)
+    before = sql_catalog.load_table("db.types_v3").metadata_location
+    with pytest.raises(SystemExit) as exited:
+        main(["stats", "compute", "--catalog", "test", "db.types_v3", "--commit", "-q",
+              "--master", "local[2]"])
+    assert exited.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("puffin: error: catalog test: cannot commit to db.types_v3: Writing "
+                          "V3 is not yet supported") and err.count("\n") == 1
+    assert sql_catalog.load_table("db.types_v3").metadata_location == before
