@@ -82,7 +82,7 @@ def run(tmp: Path) -> list[tuple[str, float, str]]:
     _, rss = run_measured([*PUFFIN, "inspect", "--json", "--no-decode", str(big)])
     dv = tmp / "dv.puffin"
     positions = _big_dv(dv)
-    dump, _ = run_measured([*PUFFIN, "dump-blob", "--format", "positions", str(dv), "0"])
+    dump, _ = run_measured([*PUFFIN, "dump-blob", "--as", "positions", str(dv), "0"])
     cold = median_wall([*PUFFIN, "inspect", str(ROOT / "samples" / "stats.puffin")])
     return [
         ("(a) inspect --json --no-decode 1 GiB, median wall", ours, "s"),

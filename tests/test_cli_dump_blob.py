@@ -60,7 +60,7 @@ def test_hex_is_the_bytes_in_lines_of_32(monkeypatch: pytest.MonkeyPatch) -> Non
     # Small chunks so the 33 KiB blob crosses many chunk boundaries.
     monkeypatch.setattr(dump_blob_module, "HEX_CHUNK_LINES", 3)
     raw = stored_bytes(MIXED, 2)
-    result = run(str(MIXED), "2", "--raw", "--format", "hex")
+    result = run(str(MIXED), "2", "--raw", "--as", "hex")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert all(len(line) == 64 for line in lines[:-1])
@@ -69,7 +69,7 @@ def test_hex_is_the_bytes_in_lines_of_32(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_hex_of_an_empty_blob_is_empty() -> None:
-    result = run(str(MIXED), "4", "--format", "hex")
+    result = run(str(MIXED), "4", "--as", "hex")
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
 
@@ -78,7 +78,7 @@ def test_hex_of_an_empty_blob_is_empty() -> None:
                          ids=lambda p: p.stem)
 def test_positions_match_iceberg_java(sample: Path) -> None:
     for index, blob in enumerate(expected(sample)["blobs"]):
-        result = run(str(sample), str(index), "--format", "positions")
+        result = run(str(sample), str(index), "--as", "positions")
         assert result.exit_code == 0, result.output
         dv = blob["dv"]
         assert hashlib.sha256(result.stdout_bytes).hexdigest() == dv["positions_sha256"]
@@ -88,9 +88,12 @@ def test_positions_match_iceberg_java(sample: Path) -> None:
 
 
 def test_json_is_the_decoded_summary() -> None:
-    result = run(str(DV64), "0", "--format", "json", "--limit", "3")
+    result = run(str(DV64), "0", "--json", "--limit", "3")
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.stdout)
+    document = json.loads(result.stdout)
+    assert list(document)[:4] == ["schema-version", "command", "path", "blob"]
+    assert document["blob"]["index"] == 0
+    summary = document["blob"]["summary"]
     assert summary["kind"] == "deletion-vector"
     assert summary["cardinality"] == 113
     assert summary["ranges"] == [[0, 2], [65535, 65540], [4294967295, 4294967297]]
@@ -101,7 +104,7 @@ def test_sketch_is_the_library_description() -> None:
     import datasketches
     import zstandard
 
-    result = run(str(THETA), "1", "--format", "sketch")
+    result = run(str(THETA), "1", "--as", "sketch")
     assert result.exit_code == 0, result.output
     data = zstandard.ZstdDecompressor().decompress(stored_bytes(THETA, 1))
     assert result.stdout == datasketches.compact_theta_sketch.deserialize(data).to_string()
@@ -126,28 +129,40 @@ def test_select_by_type_and_field() -> None:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    ([], "Error: name a blob: give its INDEX, or --type and/or --field"),
-    (["9"], "Error: Invalid value for INDEX: {path} has 6 blobs; no blob 9"),
+    ([], "name a blob: give its INDEX, or --type and/or --field"),
+    (["9"], "invalid value for INDEX: {path} has 6 blobs; no blob 9"),
     (["--type", "apache-datasketches-theta-v1"],
-     "Error: 3 blobs of type apache-datasketches-theta-v1 in {path} (indexes 0, 1, 2); give "
+     "3 blobs of type apache-datasketches-theta-v1 in {path} (indexes 0, 1, 2); give "
      "the INDEX of one"),
-    (["--field", "99"], "Error: {path} has no blob of field 99"),
+    (["--field", "99"], "{path} has no blob of field 99"),
     (["3", "--type", "apache-datasketches-theta-v1"],
-     "Error: blob 3 has no blob of type apache-datasketches-theta-v1"),
-    (["3", "--format", "positions"],
-     "Error: --format positions needs a blob of type deletion-vector-v1; blob 3 is "
+     "blob 3 has no blob of type apache-datasketches-theta-v1"),
+    (["3", "--as", "positions"],
+     "--as positions needs a blob of type deletion-vector-v1; blob 3 is "
      "oracle-test-blob-v1"),
-    (["3", "--format", "sketch"],
-     "Error: --format sketch needs a blob of type apache-datasketches-theta-v1; blob 3 is "
+    (["3", "--as", "sketch"],
+     "--as sketch needs a blob of type apache-datasketches-theta-v1; blob 3 is "
      "oracle-test-blob-v1"),
-    (["0", "--raw", "--format", "json"],
-     "Error: --raw applies to the bytes and hex formats, not json"),
+    (["0", "--raw", "--as", "positions"], "--raw applies to --as bytes and hex, not positions"),
+    (["0", "--raw", "--json"], "--json writes the decoded summary; it excludes --as and --raw"),
 ])
 def test_usage_errors_exit_2(args: list[str], message: str) -> None:
     result = run(str(MIXED), *args)
     assert result.exit_code == 2
-    assert result.stderr.splitlines()[-1] == message.format(path=MIXED)
+    assert result.stderr.splitlines() == [
+        f"puffin dump-blob: error: {message.format(path=MIXED)}",
+        "Try 'puffin dump-blob --help' for help."]
     assert result.stdout == ""
+
+
+def test_old_format_option_still_works_with_a_warning() -> None:
+    old = run(str(DV64), "0", "--format", "positions")
+    assert old.exit_code == 0
+    assert old.stdout == run(str(DV64), "0", "--as", "positions").stdout
+    assert old.stderr == ("puffin: warning: --format is deprecated; use --as FORM (--json for "
+                          "json)\n")
+    as_json = run(str(DV64), "0", "--format=json")
+    assert json.loads(as_json.stdout)["command"] == "dump-blob"
 
 
 # --------------------------------------------------------------------------------------------
@@ -177,7 +192,7 @@ def test_failed_dump_leaves_target_untouched(tmp_path: Path) -> None:
     source = _bad_dv_file(tmp_path / "bad.puffin")
     target = tmp_path / "positions.txt"
     target.write_bytes(b"old")
-    result = run(str(source), "0", "--format", "positions", "-o", str(target))
+    result = run(str(source), "0", "--as", "positions", "-o", str(target))
     assert result.exit_code == 1
     assert target.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.puffin", "positions.txt"]
@@ -188,7 +203,7 @@ def test_bad_blob_error_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtur
 
     source = _bad_dv_file(tmp_path / "bad.puffin")
     with pytest.raises(SystemExit) as exit_info:
-        main(["dump-blob", str(source), "0", "--format", "positions"])
+        main(["dump-blob", str(source), "0", "--as", "positions"])
     assert exit_info.value.code == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1
@@ -202,6 +217,7 @@ def test_raw_bytes_refused_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> Non
     result = run(str(MIXED), "0")
     assert result.exit_code == 2
     assert result.stdout == ""
-    assert result.stderr == ("puffin: not writing binary blob bytes to a terminal; use --format "
-                             "hex, -o FILE or redirect the output\n")
-    assert run(str(MIXED), "0", "--format", "hex").exit_code == 0
+    assert result.stderr.splitlines()[0] == (
+        "puffin dump-blob: error: not writing binary blob bytes to a terminal; use --as hex, "
+        "-o FILE or redirect the output")
+    assert run(str(MIXED), "0", "--as", "hex").exit_code == 0

@@ -46,7 +46,7 @@ def test_human_inspect_never_loads_spark_arrow_or_avro() -> None:
 
 def test_validate_and_dump_blob_never_load_spark() -> None:
     for args in (("validate", str(SAMPLES)),
-                 ("dump-blob", "--format", "positions", str(SAMPLES / "deletion-vectors.puffin"),
+                 ("dump-blob", "--as", "positions", str(SAMPLES / "deletion-vectors.puffin"),
                   "0")):
         assert "pyspark" not in loaded_by(*args)
 

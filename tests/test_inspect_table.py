@@ -201,7 +201,7 @@ def test_bad_table_path_is_one_error_line(tmp_path: Path,
     assert _main_error(capsys, "--table", str(missing), stats) == (
         f"puffin: error: {missing}: no such file or directory; expected an Iceberg table "
         "directory or a *.metadata.json file\n")
-    assert _main_error(capsys, "--metadata", str(missing / "v1.metadata.json"), stats) == (
+    assert _main_error(capsys, "--table", str(missing / "v1.metadata.json"), stats) == (
         f"puffin: error: {missing / 'v1.metadata.json'}: no such file or directory; expected "
         "an Iceberg table directory or a *.metadata.json file\n")
     assert _main_error(capsys, "--table", str(tmp_path), stats) == (
@@ -209,7 +209,7 @@ def test_bad_table_path_is_one_error_line(tmp_path: Path,
         "an Iceberg table directory or a *.metadata.json file\n")
     not_json = tmp_path / "v1.metadata.json"
     not_json.write_text("{")
-    assert _main_error(capsys, "--metadata", str(not_json), "--json", stats) == (
+    assert _main_error(capsys, "--table", str(not_json), "--json", stats) == (
         f"puffin: error: {not_json}: not valid JSON: Expecting property name enclosed in "
         "double quotes: line 1 column 2 (char 1)\n")
 

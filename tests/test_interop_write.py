@@ -140,7 +140,7 @@ def assert_reads_like_java(path: Path, java: dict[str, Any]) -> FileReport:
                 ours = decode_deletion_vector(data, theirs["offset"])
                 assert (ours.length_prefix, ours.crc, len(ours.bitmaps)) == \
                     (dv["length_prefix_be"], dv["crc32_be"], dv["bitmap_count"])
-                text = puffin("dump-blob", str(path), str(index), "--format", "positions")
+                text = puffin("dump-blob", str(path), str(index), "--as", "positions")
                 assert text.split(b"\n", 20)[:len(dv["first_positions"])] == \
                     [str(p).encode() for p in dv["first_positions"]]
                 assert sha256(text) == dv["positions_sha256"], index
@@ -444,7 +444,7 @@ def test_theta_sketches_of_every_type_equal_javas(java_oracle: JavaOracle, tmp_p
                                                   type_text: str) -> None:
     """Blob 0: the edge values with nulls (spec ``values``, exact mode); blob 1: 6,000 random
     values with repeats and the edge values (``--values-file``, estimation mode); for uuid
-    also blob 2, hashed as text (``uuid-as-string``)."""
+    also blob 2, hashed as text (``"uuid-hash": "text"``; the others ``--uuid-hash bytes``)."""
     edges, generator = THETA_TYPES[type_text]
     rng = random.Random(f"theta-{type_text}")
     index = list(THETA_TYPES).index(type_text)
@@ -455,9 +455,9 @@ def test_theta_sketches_of_every_type_equal_javas(java_oracle: JavaOracle, tmp_p
     expected = [_serialized(java_oracle, type_text, edges)]
     if type_text == "uuid":
         blobs.append({"theta": {"iceberg-type": "uuid", "values": edges,
-                                "uuid-as-string": True}, "fields": [99]})
+                                "uuid-hash": "text"}, "fields": [99]})
         expected.append(_serialized(java_oracle, type_text, edges, uuid_as_string=True))
-    args: list[str] = []
+    args: list[str] = ["--uuid-hash", "bytes"]
     if generator is not None:
         texts = [generator(rng) for _ in range(6000)]
         texts += [texts[rng.randrange(6000)] for _ in range(200)]
@@ -465,8 +465,8 @@ def test_theta_sketches_of_every_type_equal_javas(java_oracle: JavaOracle, tmp_p
         values_file = tmp_path / "values.txt"
         with values_file.open("w", encoding="utf-8", newline="\n") as handle:
             handle.write("".join(f"{t}\n" for t in texts))
-        args = ["--theta", str(1000 + index), "--type", type_text, "--values-file",
-                str(values_file), "--snapshot-id", "42", "--sequence-number", "7"]
+        args += ["--theta", str(1000 + index), "--type", type_text, "--values-file",
+                 str(values_file), "--snapshot", "42", "--sequence-number", "7"]
         expected.append(_serialized(java_oracle, type_text, texts))
     ours = puffin_write(tmp_path / "theta.puffin", *args, spec={"blobs": blobs})
     java = java_oracle.read(ours)
@@ -710,7 +710,7 @@ def test_java_written_random_files_read_identically(java_oracle: JavaOracle, tmp
                 assert isinstance(summary_i, DeletionVectorSummary)
                 assert (summary_i.referenced_data_file, summary_i.cardinality) == \
                     (referenced, positions.size)
-                text = puffin("dump-blob", str(path), str(i), "--format", "positions")
+                text = puffin("dump-blob", str(path), str(i), "--as", "positions")
                 assert text == positions_text(positions)
             elif "payload-file" in blob_spec:
                 assert isinstance(summary_i, ThetaSummary)
@@ -755,7 +755,7 @@ def test_java_dv_file_writer_files_read_identically(java_oracle: JavaOracle,
                  entry["record_count"])
         for i, blob in enumerate(report.blobs):
             positions = dict(wanted)[blob.metadata.properties["referenced-data-file"]]
-            text = puffin("dump-blob", str(path), str(i), "--format", "positions")
+            text = puffin("dump-blob", str(path), str(i), "--as", "positions")
             assert text == positions_text(positions)
 
 

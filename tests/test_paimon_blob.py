@@ -191,7 +191,7 @@ def test_a_directory_is_searched_for_blob_files(tmp_path: Path,
     write(tmp_path / "t" / "data" / "bad.blob", corruptions()[0].data)
     write(tmp_path / "t" / "notes.txt", b"not a blob file")
     code, out, _ = puffin(capsysbinary, "validate", "--json", str(tmp_path / "t"))
-    paths = [os.path.basename(r["path"]) for r in json.loads(out)]
+    paths = [os.path.basename(r["path"]) for r in json.loads(out)["files"]]
     assert sorted(paths) == ["a.blob", "bad.blob", "no-suffix"]
     assert code == 1
     code, out, _ = puffin(capsysbinary, "scan", str(tmp_path / "t"), "--json")
@@ -275,8 +275,12 @@ def test_dump_every_row(tmp_path: Path, capsysbinary: pytest.CaptureFixture[byte
     for row, expected in [(0, b"hello"), (2, b""), (4, b"x" * 300), (5, array)]:
         code, out, _ = puffin(capsysbinary, "dump-blob", str(path), str(row))
         assert (code, out) == (0, expected)
-    code, out, _ = puffin(capsysbinary, "dump-blob", str(path), "0", "--format", "hex")
+    code, out, _ = puffin(capsysbinary, "dump-blob", str(path), "0", "--as", "hex")
     assert out == b"68656c6c6f\n"
+    code, out, _ = puffin(capsysbinary, "dump-blob", str(path), "0", "--json")
+    document = json.loads(out)
+    assert list(document)[:3] == ["schema-version", "command", "path"]
+    assert (document["row"]["row"], document["row"]["data-length"]) == (0, 5)
     code, out, _ = puffin(capsysbinary, "dump-blob", str(path), "0", "--raw")
     assert out == path.read_bytes()[:21]
 

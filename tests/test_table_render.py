@@ -81,7 +81,7 @@ def _report() -> TablesReport:
         current_snapshot_id=5740748796602300231, snapshots=(first, second),
         orphans=(f"{LOCATION}/{ORPHAN}",), manifests_read=7, errors=1, warnings=1,
         findings=findings)
-    return TablesReport(1, (table,))
+    return TablesReport((table,))
 
 
 def _render(console: Console) -> list[str]:
@@ -193,7 +193,7 @@ def test_relative_table_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         orphans=("db/orders/metadata/x.stats",), manifests_read=0, errors=0, warnings=0,
         findings=(orphan,))
     console = consoles.console(io.StringIO())
-    render_human(TablesReport(1, (table,)), console)
+    render_human(TablesReport((table,)), console)
     assert isinstance(console.file, io.StringIO)
     lines = console.file.getvalue().splitlines()
     assert lines[:4] == ["db/orders", "  metadata         metadata/v1.metadata.json",

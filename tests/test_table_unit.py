@@ -238,5 +238,5 @@ def test_bad_relocate_is_a_usage_error(command: list[str], tmp_path: Path) -> No
 
     result = CliRunner().invoke(cli, [*command, "--relocate", "nope", str(tmp_path)])
     assert result.exit_code == 2
-    assert ("Invalid value for '--relocate': 'nope': expected FROM=TO (e.g. "
+    assert ("invalid value for '--relocate': 'nope': expected FROM=TO (e.g. "
             "s3://bucket/warehouse=/data/warehouse)") in result.output

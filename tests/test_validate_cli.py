@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -23,6 +24,14 @@ def run(*args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
+def files_of(out: str) -> list[Any]:
+    """The file reports of a ``validate --json`` document."""
+    document = json.loads(out)
+    assert list(document)[:2] == ["schema-version", "command"]
+    files: list[Any] = document["files"]
+    return files
+
+
 def make(path: Path, codec: str | None = None, compress_footer: bool = False) -> Path:
     writer = PuffinWriter(path, compress_footer=compress_footer)
     writer.add_blob("x-test", b"abc" * 20, fields=[1], codec=codec)
@@ -35,12 +44,33 @@ def broken(path: Path) -> Path:
     return path
 
 
-def test_valid_file_exits_0_with_table_and_summary() -> None:
+def test_valid_file_exits_0_with_only_the_summary() -> None:
     code, out = run(GOOD)
     assert code == 0
+    assert out.splitlines() == ["1 file checked (profile spec): 1 passed, 0 failed; 0 errors, "
+                                "0 warnings, 0 info"]
+    code, out = run("--verbose", GOOD)
+    assert code == 0
     assert out.splitlines()[0].startswith("ok ")
-    assert out.splitlines()[-1] == ("1 file checked (profile spec): 1 passed, 0 failed; 0 errors, "
-                                    "0 warnings, 0 info")
+    assert out.splitlines()[-1].startswith("1 file checked")
+
+
+def test_many_files_show_the_failures_and_name_them(tmp_path: Path) -> None:
+    for number in range(30):
+        make(tmp_path / f"good{number:02}.puffin")
+    (tmp_path / "sub").mkdir()
+    bad = [broken(tmp_path / "bad1.puffin"), broken(tmp_path / "sub" / "bad2.puffin")]
+    code, out = run(str(tmp_path))
+    assert code == 1
+    lines = out.splitlines()
+    assert not [line for line in lines if line.startswith("ok")]
+    assert [line for line in lines if line.startswith("FAIL")] == [
+        f"FAIL {path}  (1 error, 0 warnings, 0 info)" for path in bad]
+    assert lines[-4:] == ["failed (2):", f"  {bad[0]}", f"  {bad[1]}",
+                          "32 files checked (profile spec): 30 passed, 2 failed; 2 errors, "
+                          "0 warnings, 0 info"]
+    verbose = run("--verbose", str(tmp_path))[1].splitlines()
+    assert len([line for line in verbose if line.startswith("ok ")]) == 30
 
 
 def test_broken_file_exits_1_and_shows_each_finding(tmp_path: Path) -> None:
@@ -59,7 +89,7 @@ def test_directory_is_searched_recursively(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("not puffin")
     code, out = run("--json", str(tmp_path))
     assert code == 0
-    paths = [Path(r["path"]).relative_to(tmp_path).as_posix() for r in json.loads(out)]
+    paths = [Path(r["path"]).relative_to(tmp_path).as_posix() for r in files_of(out)]
     assert paths == ["three.bin", "two.stats", "a/b/one.puffin"]
 
 
@@ -68,17 +98,18 @@ def test_glob_pattern_and_path_option(tmp_path: Path) -> None:
     make(tmp_path / "x2.puffin")
     code, out = run("--json", str(tmp_path / "x*.puffin"), "--path", GOOD)
     assert code == 0
-    assert [Path(r["path"]).name for r in json.loads(out)] == [
+    assert [Path(r["path"]).name for r in files_of(out)] == [
         "x1.puffin", "x2.puffin", "deletion-vector-v1.puffin"]
 
 
 def test_duplicates_are_checked_once(tmp_path: Path) -> None:
     _, out = run("--json", GOOD, GOOD)
-    assert len(json.loads(out)) == 1
+    assert len(files_of(out)) == 1
 
 
 @pytest.mark.parametrize("args", [[], ["/no/such/file.puffin"], ["/no/such/*.puffin"],
-                                  ["--profile", "spark", GOOD], ["--format", "xml", GOOD]])
+                                  ["--profile", "spark", GOOD], ["--format", "xml", GOOD],
+                                  ["--json", "--github", GOOD]])
 def test_usage_errors_exit_2(args: list[str]) -> None:
     assert run(*args)[0] == 2
 
@@ -99,26 +130,41 @@ def test_profile_turns_lz4_into_an_error(tmp_path: Path) -> None:
     path = str(make(tmp_path / "f.puffin", compress_footer=True))
     code, out = run("--profile", "pyiceberg", "--json", path)
     assert code == 1
-    [report] = json.loads(out)
+    [report] = files_of(out)
     assert [f["code"] for f in report["findings"]] == ["profile.pyiceberg.compressed-footer"]
     assert run("--profile", "trino", path)[0] == 0
 
 
 def test_json_report_schema(tmp_path: Path) -> None:
-    code, out = run("--format", "json", str(broken(tmp_path / "bad.puffin")))
+    code, out = run("--json", str(broken(tmp_path / "bad.puffin")))
     assert code == 1
-    assert json.loads(out) == [{
-        "path": str(tmp_path / "bad.puffin"), "profile": "spec", "file-size": 34,
-        "footer-size": None, "blob-count": None, "errors": 1, "warnings": 0, "infos": 0,
-        "findings": [{"code": "footer.magic", "severity": "error",
-                      "message": "footer end magic is 00000000, expected 50464131 (PFA1)",
-                      "offset": 30, "blob-index": None}]}]
+    bad = str(tmp_path / "bad.puffin")
+    assert json.loads(out) == {
+        "schema-version": 1, "command": "validate", "profile": "spec", "strict": False,
+        "files": [{
+            "path": bad, "profile": "spec", "file-size": 34,
+            "footer-size": None, "blob-count": None, "errors": 1, "warnings": 0, "infos": 0,
+            "findings": [{"code": "footer.magic", "severity": "error",
+                          "message": "footer end magic is 00000000, expected 50464131 (PFA1)",
+                          "offset": 30, "blob-index": None}]}],
+        "checked": 1, "passed": 0, "failed": 1, "errors": 1, "warnings": 0, "infos": 0,
+        "failed-files": [bad]}
+
+
+def test_old_format_option_still_works_with_a_warning(tmp_path: Path) -> None:
+    bad = str(broken(tmp_path / "bad.puffin"))
+    result = CliRunner().invoke(cli, ["validate", "--format", "json", bad])
+    assert result.exit_code == 1
+    assert result.stderr == "puffin: warning: --format is deprecated; use --json or --github\n"
+    assert json.loads(result.stdout) == json.loads(run("--json", bad)[1])
+    github = CliRunner().invoke(cli, ["validate", "--format=github", bad])
+    assert github.stdout.startswith("::error file=")
 
 
 def test_github_annotations(tmp_path: Path) -> None:
     bad = tmp_path / "a,b:c.puffin"
     broken(bad)
-    code, out = run("--format", "github", str(bad))
+    code, out = run("--github", str(bad))
     assert code == 1
     escaped = str(bad).replace(":", "%3A").replace(",", "%2C")
     assert out.splitlines()[0] == (
@@ -134,9 +180,10 @@ def test_quiet_prints_nothing(tmp_path: Path) -> None:
 def test_help_lists_the_options() -> None:
     code, out = run("--help")
     assert code == 0
-    for option in ("--profile", "--strict", "--format", "--json", "--quiet", "--path",
-                   "--max-blob-size"):
+    for option in ("--profile", "--strict", "--verbose", "--github", "--json", "--quiet",
+                   "--path", "--max-blob-size"):
         assert option in out
+    assert "--format" not in out
 
 
 def test_installed_script_never_prints_a_traceback(tmp_path: Path) -> None:

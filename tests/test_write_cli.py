@@ -88,7 +88,7 @@ def test_shortcuts_pair_in_command_line_order(tmp_path: Path) -> None:
                  "--theta", "3", "--type", "string", "--values-file", str(tmp_path / "vals.txt"),
                  "--copy-blob", f"{zstd_sample}:1",
                  "--dv", "b.parquet", "--positions-file", str(tmp_path / "pos.txt"),
-                 "--positions", "100", "--snapshot-id", "42", "--sequence-number", "3")
+                 "--positions", "100", "--snapshot", "42", "--sequence-number", "3")
     assert result.exit_code == 0, result.output
     blobs = read(out)
     assert [(m.type, m.fields, m.snapshot_id, m.sequence_number, m.compression_codec)
@@ -127,8 +127,8 @@ def test_from_parquet_columns_field_ids_and_json(tmp_path: Path) -> None:
                  "--property", "k=v=w", "--created-by", "me", "--json")
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
-    assert list(document) == ["path", "file-size", "footer-size", "footer-compressed",
-                              "properties", "blobs", "warnings"]
+    assert list(document) == ["schema-version", "command", "path", "file-size", "footer-size",
+                              "footer-compressed", "properties", "blobs", "warnings"]
     assert document["properties"] == {"k": "v=w", "created-by": "me"}
     assert [(b["metadata"]["fields"], b["ndv"], b["metadata"]["compression-codec"], b["source"])
             for b in document["blobs"]] == [([2], 2, None, "parquet"),
@@ -209,33 +209,35 @@ def test_bad_values_leave_no_file(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--positions", "1"], "Error: --positions 1: it must follow a --dv"),
-    (["--theta", "1", "--positions", "1"], "Error: --positions 1: it must follow a --dv"),
-    (["--type", "long"], "Error: --type long: it must follow a --theta"),
-    (["--dv", "f"], "Error: --dv f: give --positions or --positions-file after it"),
+    (["--positions", "1"], "--positions 1: it must follow a --dv"),
+    (["--theta", "1", "--positions", "1"], "--positions 1: it must follow a --dv"),
+    (["--type", "long"], "--type long: it must follow a --theta"),
+    (["--dv", "f"], "--dv f: give --positions or --positions-file after it"),
     (["--dv", "f", "--positions", "1,x"],
-     "Error: --positions '1,x': position list item 2: 'x' is not a position or a range "
+     "--positions '1,x': position list item 2: 'x' is not a position or a range "
      "START-END"),
-    (["--theta", "x", "--type", "long"], "Error: --theta 'x': expected a field ID (an integer)"),
+    (["--theta", "x", "--type", "long"], "--theta 'x': expected a field ID (an integer)"),
     (["--theta", "1", "--type", "long"],
-     "Error: --theta 1: give exactly one --type and one --values-file after it"),
+     "--theta 1: give exactly one --type and one --values-file after it"),
     (["--theta", "1", "--type", "number", "--values-file", "{spec}"],
-     "Error: --type: unknown Iceberg type 'number' (expected one of boolean, int, long, float, "
+     "--type: unknown Iceberg type 'number' (expected one of boolean, int, long, float, "
      "double, date, time, timestamp, timestamptz, timestamp_ns, timestamptz_ns, string, uuid, "
      "binary, decimal(P,S), fixed[L])"),
-    (["--columns", "a"], "Error: --columns and --field-id go with --from-parquet"),
-    (["--snapshot-id", "1", "--dv", "f", "--positions", "1"],
-     "Error: --snapshot-id and --sequence-number apply to Theta blobs from --theta or "
+    (["-o", "other.puffin"], "name the Puffin file to write once: OUTPUT or -o/--output FILE"),
+    (["--columns", "a"], "--columns and --field-id go with --from-parquet"),
+    (["--snapshot", "1", "--dv", "f", "--positions", "1"],
+     "--snapshot and --sequence-number apply to Theta blobs from --theta or "
      "--from-parquet (deletion vectors always have -1; a spec sets its own)"),
     (["--compress", "gzip"],
-     "Error: Invalid value for '--compress': 'gzip' is not one of 'lz4', 'zstd', 'none'."),
+     "invalid value for '--compress': 'gzip' is not one of 'lz4', 'zstd', 'none'"),
 ])
 def test_usage_errors_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
     (tmp_path / "spec.json").write_text("{}")
     args = [a.format(spec=tmp_path / "spec.json") for a in args]
     result = run(str(tmp_path / "out.puffin"), *args)
     assert result.exit_code == 2, result.output
-    assert result.stderr.splitlines()[-1] == message
+    assert result.stderr.splitlines() == [f"puffin write: error: {message}",
+                                          "Try 'puffin write --help' for help."]
     assert not (tmp_path / "out.puffin").exists()
 
 
@@ -299,3 +301,12 @@ def test_spec_from_stdin(tmp_path: Path) -> None:
                                 input=json.dumps(spec))
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["blobs"][0]["cardinality"] == 3
+
+
+def test_output_option_names_the_file(tmp_path: Path) -> None:
+    target = tmp_path / "dv.puffin"
+    result = CliRunner().invoke(cli, ["write", "--dv", "f.parquet", "--positions", "1-3", "-o",
+                                      str(target)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"wrote {target}: ")
+    assert target.exists()

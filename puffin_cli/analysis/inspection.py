@@ -26,8 +26,6 @@ from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE, PUFFIN_SUFFIXES
 if TYPE_CHECKING:
     from puffin_cli.analysis.paimon import PaimonFileReport
 
-SCHEMA_VERSION = 1
-
 
 @dataclass(frozen=True)
 class Problem:
@@ -57,6 +55,14 @@ class BlobReport:
     columns: tuple[str | None, ...] | None = None
     summary: BlobSummary | None = None
     error: Problem | None = None
+
+
+@dataclass(frozen=True)
+class DumpedBlob:
+    """One blob of one file, decoded (``dump-blob --json``)."""
+
+    path: str
+    blob: BlobReport
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,6 @@ class InspectReport:
     """Everything one ``puffin inspect`` run found, in the order the files were given (Paimon
     BLOB files among them as :class:`~puffin_cli.analysis.paimon.PaimonFileReport`)."""
 
-    schema_version: int
     files: tuple[FileReport | PaimonFileReport, ...]
     errors: tuple[FileError, ...]
 
@@ -202,4 +207,4 @@ def inspect_files(locations: list[str], *, decode: bool = True, limit: int = 20,
             errors.append(FileError(exc.path or location, Problem.from_error(exc)))
             continue
         files.append(report if columns is None else columns.name(report))
-    return InspectReport(SCHEMA_VERSION, tuple(files), tuple(errors))
+    return InspectReport(tuple(files), tuple(errors))

@@ -80,6 +80,14 @@ class PaimonFileReport:
                 for row in self.rows if row.problem is not None]
 
 
+@dataclass(frozen=True)
+class DumpedRow:
+    """One row of a Paimon BLOB file (``dump-blob --json``)."""
+
+    path: str
+    row: RowReport
+
+
 def row_report(reader: pb.PaimonBlobReader, number: int, decode: bool) -> RowReport:
     """Row ``number``: from the index; with ``decode``, also from its record's framing."""
     row = reader.index.row(number)

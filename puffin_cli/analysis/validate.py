@@ -233,3 +233,29 @@ def validate_file(path: str | os.PathLike[str], *, profile: str = SPEC,
                                            f"validation stopped: {type(exc).__name__}: {exc}")]
     blob_count = None if run.metadata is None else len(run.metadata.blobs)
     return report_for(name, profile, run.file_size, run.footer_size, blob_count, findings)
+
+
+
+@dataclass(frozen=True)
+class ValidationRun:
+    """What one ``puffin validate`` run found: every file's report, in the order checked, and
+    the counts over all of them. ``failed_files`` names the files that failed (with
+    ``strict``, warnings fail a file too)."""
+
+    profile: str
+    strict: bool
+    files: tuple[FileReport, ...]
+    checked: int
+    passed: int
+    failed: int
+    errors: int
+    warnings: int
+    infos: int
+    failed_files: tuple[str, ...]
+
+    @classmethod
+    def of(cls, reports: list[FileReport], *, profile: str, strict: bool) -> ValidationRun:
+        failed = tuple(r.path for r in reports if r.failed(strict))
+        return cls(profile, strict, tuple(reports), len(reports), len(reports) - len(failed),
+                   len(failed), sum(r.errors for r in reports), sum(r.warnings for r in reports),
+                   sum(r.infos for r in reports), failed)

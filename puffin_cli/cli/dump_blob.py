@@ -1,4 +1,5 @@
-"""``puffin dump-blob``: one blob's bytes, positions, summary or sketch description."""
+"""``puffin dump-blob``: one blob's bytes, positions or sketch description (``--as``), or its
+decoded summary as a JSON document (``--json``)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,17 @@ from typing import IO, Any
 
 import click
 
-from puffin_cli.cli.main import EXIT_USAGE
-from puffin_cli.cli.options import max_blob_size_option
+from puffin_cli.cli.grammar import Command, emit, renamed_choice
+from puffin_cli.cli.options import json_option, max_blob_size_option, output_file_option
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.paimon_blob import is_paimon_blob
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import DV_BLOB_TYPE, PUFFIN_SUFFIXES, THETA_BLOB_TYPE
 
-FORMATS = ("bytes", "hex", "positions", "json", "sketch")
+FORMATS = ("bytes", "hex", "positions", "sketch")
+# The old --format (before --as and --json).
+_OLD_FORMAT = renamed_choice("--as", {"json": ["--json"]}, "--as FORM (--json for json)")
 # Hex output: bytes per line, and lines formatted per write.
 HEX_LINE_BYTES = 32
 HEX_CHUNK_LINES = 4096
@@ -92,69 +95,77 @@ def _write_hex(data: bytes, out: IO[bytes]) -> None:
         out.write(("\n".join(lines) + "\n").encode("ascii"))
 
 
-@click.command("dump-blob")
+@click.command("dump-blob", cls=Command, renamed={"--format": _OLD_FORMAT})
 @click.argument("file", metavar="FILE")
 @click.argument("index", type=click.IntRange(min=0), required=False)
 @click.option("--type", "type_name", metavar="TYPE", help="Select the blob of this type.")
 @click.option("--field", "field_id", type=int, metavar="ID",
               help="Select the blob whose fields include this field ID.")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, writable=True),
-              help="Write to this file (atomically) instead of standard output.")
-@click.option("--raw", is_flag=True, help="The stored bytes, still compressed (bytes and hex "
-              "formats).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="bytes", show_default=True,
+@output_file_option("the blob (atomically: a temp file renamed into place) instead of "
+                    "standard output")
+@click.option("--raw", is_flag=True, help="The stored bytes, still compressed (--as bytes or "
+              "hex).")
+@click.option("--as", "form", type=click.Choice(FORMATS), default="bytes", show_default=True,
               help="bytes: the blob's bytes; hex: the same as hex text; positions: a deletion "
-                   "vector's positions, one per line; json: the decoded summary; sketch: a "
-                   "theta sketch as the DataSketches library describes it.")
+                   "vector's positions, one per line; sketch: a theta sketch as the "
+                   "DataSketches library describes it.")
+@json_option
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True,
-              help="Deletion-vector ranges in the json summary.")
+              help="Deletion-vector ranges in the --json summary.")
 @max_blob_size_option
 @click.pass_context
 def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str | None,
-              field_id: int | None, output: str | None, raw: bool, fmt: str, limit: int,
-              max_blob_size: int) -> None:
+              field_id: int | None, output: str | None, raw: bool, form: str, as_json: bool,
+              limit: int, max_blob_size: int) -> None:
     """Write one blob of FILE, chosen by INDEX (as `puffin inspect` numbers them) or by
-    --type/--field.
+    --type/--field: its bytes or another form of them (--as), or with --json its decoded
+    summary (the blob's part of `puffin inspect --json`).
 
-    Binary bytes are not written to a terminal: redirect, use -o, or --format hex.
+    Binary bytes are not written to a terminal: redirect, use -o, or --as hex.
 
     For a Paimon BLOB file (*.blob, or recognised by its content), INDEX is a row: its bytes
     (the whole nested payload of an ARRAY or MAP row) are streamed, --raw adds the record's
-    framing, --format json gives the row as `puffin inspect --json` shows it. A null or
+    framing, --json gives the row as `puffin inspect --json` shows it. A null or
     placeholder row has no bytes: that is an error (exit 1).
 
     \b
     Examples:
       puffin dump-blob stats.puffin 0 -o sketch.bin
-      puffin dump-blob stats.puffin --field 2 --format sketch
-      puffin dump-blob dv.puffin 1 --format positions | head
-      puffin dump-blob stats.puffin 0 --raw --format hex
+      puffin dump-blob stats.puffin --field 2 --as sketch
+      puffin dump-blob dv.puffin 1 --as positions | head
+      puffin dump-blob stats.puffin 0 --raw --as hex
+      puffin dump-blob dv.puffin 0 --json --limit 5
       puffin dump-blob images.blob 42 -o image.jpg
     """
-    if raw and fmt not in ("bytes", "hex"):
-        raise click.UsageError(f"--raw applies to the bytes and hex formats, not {fmt}")
-    if fmt == "bytes" and output is None and _stdout_is_terminal():
-        click.echo("puffin: not writing binary blob bytes to a terminal; use --format hex, "
-                   "-o FILE or redirect the output", err=True)
-        ctx.exit(EXIT_USAGE)
+    given = ctx.get_parameter_source("form") is not click.core.ParameterSource.DEFAULT
+    if as_json and (given or raw):
+        raise click.UsageError("--json writes the decoded summary; it excludes --as and --raw")
+    if raw and form not in ("bytes", "hex"):
+        raise click.UsageError(f"--raw applies to --as bytes and hex, not {form}")
+    if form == "bytes" and not as_json and output is None and _stdout_is_terminal():
+        raise click.UsageError("not writing binary blob bytes to a terminal; use --as hex, "
+                               "-o FILE or redirect the output")
     if not file.endswith(PUFFIN_SUFFIXES) and is_paimon_blob(file):
         from puffin_cli.cli.paimon import dump_row
 
         if type_name is not None or field_id is not None:
             raise click.UsageError("--type and --field select Puffin blobs; name a Paimon BLOB "
                                    "row by its INDEX")
-        dump_row(file, index, fmt=fmt, raw=raw, max_blob_size=max_blob_size,
-                 output=lambda: _output(output), write_hex=_write_hex)
+        dump_row(file, index, fmt="json" if as_json else form, raw=raw,
+                 max_blob_size=max_blob_size, output=lambda: _output(output),
+                 write_hex=_write_hex,
+                 write_document=lambda result, out: _write_document(ctx, result, out))
         return
     with PuffinReader(file, max_blob_size=max_blob_size) as reader:
         blob_index, blob = _select(reader, index, type_name, field_id)
-        needs = {"positions": DV_BLOB_TYPE, "sketch": THETA_BLOB_TYPE}.get(fmt)
-        if needs is not None and blob.type != needs:
-            raise click.UsageError(f"--format {fmt} needs a blob of type {needs}; blob "
+        needs = {"positions": DV_BLOB_TYPE, "sketch": THETA_BLOB_TYPE}.get(form)
+        if needs is not None and not as_json and blob.type != needs:
+            raise click.UsageError(f"--as {form} needs a blob of type {needs}; blob "
                                    f"{blob_index} is {blob.type}")
         data = reader.read_raw(blob) if raw else reader.read_blob(blob)
         try:
-            write = _writer(fmt, data, blob, limit)
+            write = (_document(ctx, reader.path, blob_index, data, blob, limit) if as_json
+                     else _writer(form, data, blob))
         except PuffinError as exc:
             exc.blob_index = blob_index
             raise exc.with_path(reader.path) from None
@@ -162,29 +173,39 @@ def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str |
         write(out)
 
 
-def _writer(fmt: str, data: bytes, blob: BlobMetadata, limit: int) -> Callable[[IO[bytes]], Any]:
-    """Decode what ``fmt`` needs now (so a bad blob fails before any output is opened) and
+def _document(ctx: click.Context, path: str, index: int, data: bytes, blob: BlobMetadata,
+              limit: int) -> Callable[[IO[bytes]], Any]:
+    """Decode the blob now and return the function that writes its JSON document."""
+    from puffin_cli.analysis.inspection import BlobReport, DumpedBlob
+    from puffin_cli.blobs import SummaryOptions, handler_for
+
+    summary = handler_for(blob.type).summarize(data, blob, SummaryOptions(limit=limit))
+    document = DumpedBlob(path, BlobReport(index, blob, summary=summary))
+    return lambda out: _write_document(ctx, document, out)
+
+
+def _write_document(ctx: click.Context, result: Any, out: IO[bytes]) -> None:
+    """``result``'s JSON document (it has no human view) on the binary stream ``out``."""
+    text = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    emit(ctx, result, None, as_json=True, out=text)
+    text.detach()
+
+
+def _writer(form: str, data: bytes, blob: BlobMetadata) -> Callable[[IO[bytes]], Any]:
+    """Decode what ``form`` needs now (so a bad blob fails before any output is opened) and
     return the function that writes it."""
-    if fmt == "bytes":
+    if form == "bytes":
         return lambda out: out.write(data)
-    if fmt == "hex":
+    if form == "hex":
         return lambda out: _write_hex(data, out)
-    if fmt == "positions":
+    if form == "positions":
         from puffin_cli.blobs.deletion_vector import decode_deletion_vector, write_positions_text
 
         dv = decode_deletion_vector(data, blob.offset)
         return lambda out: write_positions_text(dv, out)
-    if fmt == "json":
-        from puffin_cli.blobs import SummaryOptions, handler_for
-        from puffin_cli.render import jsonout
+    from puffin_cli.blobs.theta import describe
 
-        summary = handler_for(blob.type).summarize(data, blob, SummaryOptions(limit=limit))
-        buffer = io.StringIO()
-        jsonout.dump(summary, buffer)
-        text = buffer.getvalue()
-    else:
-        from puffin_cli.blobs.theta import describe
-
-        text = describe(data)
+    text = describe(data)
     return lambda out: out.write(text.encode("utf-8"))
+
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
+from puffin_cli.cli.grammar import Command, emit, renamed_option
 from puffin_cli.cli.main import EXIT_BAD_FILE
 from puffin_cli.cli.options import (
     catalog_option,
@@ -15,7 +14,7 @@ from puffin_cli.cli.options import (
 )
 
 
-@click.command("inspect")
+@click.command("inspect", cls=Command, renamed={"--metadata": renamed_option("--table")})
 @click.argument("files", nargs=-1, metavar="FILE...")
 @path_option
 @json_option
@@ -26,7 +25,7 @@ from puffin_cli.cli.options import (
 @click.option("--footer-size", type=click.IntRange(min=0), default=None, metavar="N",
               help="The footer's size in bytes (Iceberg's file-footer-size-in-bytes): read "
                    "exactly the footer.")
-@click.option("--table", "--metadata", "table", default=None, metavar="PATH",
+@click.option("--table", "table", default=None, metavar="PATH",
               help="An Iceberg table directory or its *.metadata.json file: show column names "
                    "next to field IDs, from the schema of each blob's snapshot.")
 @catalog_option
@@ -39,9 +38,9 @@ def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str,
 
     Theta sketches show their NDV estimate and bounds; deletion vectors their cardinality,
     data file and first positions as ranges. A blob property that disagrees with the blob's
-    bytes (ndv, cardinality) is flagged. With --table (or --metadata), field IDs show their
-    column names; with --catalog, --table names a table NAMESPACE.TABLE of that catalog.
-    Exit 1 when a file, any blob or the table cannot be read.
+    bytes (ndv, cardinality) is flagged. With --table, field IDs show their column names;
+    with --catalog, --table names a table NAMESPACE.TABLE of that catalog. Exit 1 when a file,
+    any blob or the table cannot be read.
 
     \b
     Examples:
@@ -65,15 +64,7 @@ def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str,
     report = inspect_files(locations, decode=not no_decode, limit=limit,
                            max_blob_size=max_blob_size, footer_size=footer_size, table=table,
                            catalog=catalog)
-    if as_json:
-        from puffin_cli.render.jsonout import dump
-
-        dump(report, sys.stdout)
-    else:
-        from puffin_cli.render.console import console
-        from puffin_cli.render.inspect import render_human
-
-        render_human(report, console())
+    emit(ctx, report, "puffin_cli.render.inspect:render_human", as_json=as_json)
     for failure in report.failures():
         click.echo(f"puffin: error: {failure}", err=True)
     if not report.ok:

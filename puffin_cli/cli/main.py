@@ -17,6 +17,7 @@ from typing import NoReturn
 import click
 
 from puffin_cli import __version__
+from puffin_cli.cli.grammar import Group, Settings
 from puffin_cli.format.errors import PuffinError
 
 EXIT_OK = 0
@@ -36,7 +37,7 @@ COMMANDS = {
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
@@ -53,9 +54,13 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", prog_name="puffin")
 @click.option("--debug", is_flag=True, envvar="PUFFIN_DEBUG",
-              help="Show Python tracebacks instead of one-line errors.")
+              help="Show Python tracebacks instead of one-line errors (also after the "
+                   "command name, or PUFFIN_DEBUG=1).")
+@click.option("--color/--no-color", default=None,
+              help="Colour the human output or not (also after the command name) [default: "
+                   "colour on a terminal; NO_COLOR and FORCE_COLOR are honoured].")
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(ctx: click.Context, debug: bool, color: bool | None) -> None:
     """Inspect, validate and write Apache Iceberg Puffin files.
 
     \b
@@ -65,7 +70,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
       2  usage error (bad option or argument)
       3  internal error (a bug in puffin-cli; please report it)
     """
-    ctx.obj = {"debug": debug}
+    chosen = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
+    chosen.debug = chosen.debug or debug
+    chosen.color = chosen.color if color is None else color
+    ctx.obj = chosen
 
 
 def _debug_requested(argv: list[str]) -> bool:

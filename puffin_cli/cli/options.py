@@ -32,8 +32,49 @@ class ByteSize(click.ParamType[int, Any]):
 
 
 def json_option(func: F) -> F:
+    """``--json``: the one output selection, the command's JSON document instead of the human
+    view."""
     return click.option("--json", "as_json", is_flag=True,
-                        help="Machine-readable JSON on stdout (documented in docs/json.md).")(func)
+                        help="Write the result as a JSON document instead of the human view "
+                             "(an object with schema-version; docs/json.md).")(func)
+
+
+def quiet_option(func: F) -> F:
+    """``-q/--quiet``: no human output (result view, progress); errors still on stderr,
+    ``--json`` still writes its document, the exit code says how it went."""
+    return click.option("-q", "--quiet", is_flag=True,
+                        help="No human output: no result view, no progress (errors still go "
+                             "to stderr, --json still writes its document); the exit code says "
+                             "how it went.")(func)
+
+
+def output_file_option(what: str) -> Callable[[F], F]:
+    """``-o/--output FILE``: where a command writes its output file instead of stdout."""
+    return click.option("-o", "--output", "output", default=None, metavar="FILE",
+                        type=click.Path(dir_okay=False),
+                        help=f"Write {what} to FILE.")
+
+
+def snapshot_option(help_text: str) -> Callable[[F], F]:
+    """``--snapshot ID``: a snapshot of a table (old spelling ``--snapshot-id``)."""
+    return click.option("--snapshot", "snapshot_id", type=int, default=None, metavar="ID",
+                        help=help_text)
+
+
+# How uuid values are hashed into Theta sketches. Iceberg Java's writer of NDV statistics (the
+# Spark procedure compute_table_stats) reads a uuid column as a Spark string and hashes its
+# text; the spec's single-value serialization is the 16 bytes.
+UUID_HASH_CHOICES = ("text", "bytes")
+DEFAULT_UUID_HASH = "text"
+
+
+def uuid_hash_option(func: F) -> F:
+    return click.option("--uuid-hash", type=click.Choice(UUID_HASH_CHOICES),
+                        default=DEFAULT_UUID_HASH, show_default=True,
+                        help="How uuid values are hashed into sketches: text (the 36-character "
+                             "form, what Iceberg Java's compute_table_stats writes: Spark reads "
+                             "a uuid as a string) or bytes (the spec's 16-byte "
+                             "serialization).")(func)
 
 
 def max_blob_size_option(func: F) -> F:

@@ -3,13 +3,11 @@ commands hand over to these functions when the file is a Paimon BLOB file."""
 
 from __future__ import annotations
 
-import io
 import struct
-import sys
 import zlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import IO
+from typing import IO, Any
 
 import click
 
@@ -24,7 +22,8 @@ _MARKERS = {NULL_ENTRY: pb.Marker.NULL, PLACEHOLDER_ENTRY: pb.Marker.PLACEHOLDER
 
 def dump_row(file: str, row_number: int | None, *, fmt: str, raw: bool, max_blob_size: int,
              output: Callable[[], AbstractContextManager[IO[bytes]]],
-             write_hex: Callable[[bytes, IO[bytes]], None]) -> None:
+             write_hex: Callable[[bytes, IO[bytes]], None],
+             write_document: Callable[[Any, IO[bytes]], None]) -> None:
     """Write row ``row_number`` of a Paimon BLOB file: its data (``raw``: the whole record,
     framing included) as bytes or hex, streamed, or its row report as JSON. The record's magic
     and length are checked before any output, its CRC while streaming: a mismatch is an error
@@ -32,8 +31,8 @@ def dump_row(file: str, row_number: int | None, *, fmt: str, raw: bool, max_blob
     if row_number is None:
         raise click.UsageError("name a row: give its INDEX (as `puffin inspect` numbers them)")
     if fmt not in ("bytes", "hex", "json"):
-        raise click.UsageError(f"--format {fmt} is for Puffin blobs; a Paimon BLOB row is "
-                               "dumped as bytes, hex or json")
+        raise click.UsageError(f"--as {fmt} is for Puffin blobs; a Paimon BLOB row is "
+                               "dumped as bytes, hex or --json")
     with pb.PaimonBlobReader(file, memory_limit=max_blob_size) as reader:
         rows = reader.index.rows
         if row_number >= rows:
@@ -41,13 +40,11 @@ def dump_row(file: str, row_number: int | None, *, fmt: str, raw: bool, max_blob
                                      param_hint="INDEX")
         row = reader.index.row(row_number)
         if fmt == "json":
-            from puffin_cli.analysis.paimon import row_report
-            from puffin_cli.render import jsonout
+            from puffin_cli.analysis.paimon import DumpedRow, row_report
 
-            text = io.StringIO()
-            jsonout.dump(row_report(reader, row_number, decode=True), text)
+            document = DumpedRow(reader.path, row_report(reader, row_number, decode=True))
             with output() as out:
-                out.write(text.getvalue().encode("utf-8"))
+                write_document(document, out)
             return
         if row.kind != "blob":
             what = {"null": "a null row", "placeholder": "a placeholder row (a row an update "
@@ -124,10 +121,6 @@ def entry_rows(entries: tuple[str, ...], entries_from: str | None) -> list[str |
     return [_MARKERS.get(name, name) for name in names]
 
 
-def write_blob(output: str, rows: list[str | pb.Marker], *, force: bool,
-               as_json: bool) -> None:
+def write_blob(output: str, rows: list[str | pb.Marker], *, force: bool) -> pb.BlobWriteResult:
     """``puffin write OUT.blob --entry ...``."""
-    from puffin_cli.render.paimon import render_write
-
-    result = pb.write_blob_file(output, rows, overwrite=force)
-    render_write(result, sys.stdout, as_json=as_json)
+    return pb.write_blob_file(output, rows, overwrite=force)

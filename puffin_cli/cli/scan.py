@@ -7,8 +7,15 @@ import sys
 import click
 
 from puffin_cli.analysis.profiles import PROFILES
+from puffin_cli.cli.grammar import Command, emit, renamed_option, settings
 from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
-from puffin_cli.cli.options import json_option, max_blob_size_option, spark_conf_option
+from puffin_cli.cli.options import (
+    json_option,
+    max_blob_size_option,
+    output_file_option,
+    quiet_option,
+    spark_conf_option,
+)
 
 
 def _listed(files_from: str) -> list[str]:
@@ -20,7 +27,7 @@ def _listed(files_from: str) -> list[str]:
                                  param_hint="--files-from") from None
 
 
-@click.command("scan", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("scan", cls=Command, renamed={"--format": renamed_option("--file-format")})
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
 @click.option("--files-from", metavar="FILE",
               help="Also scan the files listed in FILE (one path per line).")
@@ -28,20 +35,20 @@ def _listed(files_from: str) -> list[str]:
               help="Validate on Spark executors (else in this process).")
 @click.option("--master", default=None, metavar="URL",
               help="Spark master (default local[*]; ignored under spark-submit).")
-@click.option("--output", "-o", default=None, metavar="FILE",
-              help="Write every file's findings to FILE.")
-@click.option("--format", "output_format", type=click.Choice(["jsonl", "parquet"]),
-              default=None, help="Format of --output (default: from its extension, .parquet "
-                                 "or else JSON lines).")
+@output_file_option("every file's findings (one record per file)")
+@click.option("--file-format", "output_format", type=click.Choice(["jsonl", "parquet"]),
+              default=None, help="Format of the --output file (default: from its extension, "
+                                 ".parquet or else JSON lines).")
 @click.option("--profile", type=click.Choice(PROFILES), default="spec", show_default=True,
               help="Also check what this engine rejects (as `puffin validate`).")
 @spark_conf_option
 @max_blob_size_option
 @json_option
+@quiet_option
 @click.pass_context
 def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use_spark: bool,
          master: str | None, output: str | None, output_format: str | None, profile: str,
-         spark_conf: dict[str, str], max_blob_size: int, as_json: bool) -> None:
+         spark_conf: dict[str, str], max_blob_size: int, as_json: bool, quiet: bool) -> None:
     """Validate every Puffin file under PATH (directories are searched recursively, as
     `puffin validate` does) with the checks of `puffin validate`.
 
@@ -56,7 +63,6 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
           --output findings.parquet
     """
     from puffin_cli.cli.validate import expand
-    from puffin_cli.render.stats import render, scan_lines
     from puffin_cli.spark.scan import scan as run_scan
 
     names = list(paths) + (_listed(files_from) if files_from else [])
@@ -67,9 +73,10 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
         raise click.UsageError(f"no Puffin files found in {', '.join(paths) or files_from}")
     if output_format is None and output is not None:
         output_format = "parquet" if output.endswith(".parquet") else "jsonl"
-    debug = bool((ctx.find_root().obj or {}).get("debug"))
+    debug = settings(ctx).debug
     result = run_scan(files, master=master, profile=profile, max_blob_size=max_blob_size,
                       output=output, output_format=output_format or "jsonl",
                       use_spark=use_spark, spark_conf=spark_conf, quiet_spark=not debug)
-    render(result, scan_lines(result), sys.stdout, as_json=as_json)
+    if as_json or not quiet:
+        emit(ctx, result, "puffin_cli.render.stats:scan_view", as_json=as_json)
     sys.exit(EXIT_BAD_FILE if result.failed else EXIT_OK)

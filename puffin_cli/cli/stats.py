@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
 
+from puffin_cli.cli.grammar import Group, emit, renamed_flag, settings
 from puffin_cli.cli.options import (
     catalog_option,
     json_option,
+    quiet_option,
     relocate_option,
+    snapshot_option,
     spark_conf_option,
+    uuid_hash_option,
 )
 
 
-@click.group("stats", context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("stats", cls=Group)
 def stats() -> None:
     """Table statistics computed with Apache Spark (needs the `spark` extra: pyspark 4.1+)."""
 
@@ -40,7 +43,7 @@ class _Display:
         err = console(stderr=True)
         self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
                                  MofNCompleteColumn(), console=err, transient=True,
-                                 disable=not enabled or not err.is_terminal)
+                                 disable=not enabled or not err.file.isatty())
         self.task = self.progress.add_task("starting", total=None)
 
     def phase(self, text: str) -> None:
@@ -57,29 +60,26 @@ class _Display:
         self.progress.stop()
 
 
-@stats.command("compute")
+@stats.command("compute", renamed={"--uuid-as-bytes": renamed_flag("--uuid-hash", "bytes")})
 @click.argument("table", metavar="TABLE")
 @click.option("--columns", metavar="A,B", default=None,
               help="Columns to sketch (default: every top-level column of primitive type).")
-@click.option("--snapshot", "snapshot_id", type=int, default=None, metavar="ID",
-              help="Snapshot to compute statistics for (default: the current one).")
+@snapshot_option("Snapshot to compute statistics for (default: the current one).")
 @click.option("--commit", is_flag=True,
               help="Register the statistics file in a new table metadata version (through "
                    "the catalog with --catalog, else the file-system table protocol), "
                    "replacing older statistics of that snapshot.")
 @click.option("--master", default=None, metavar="URL",
               help="Spark master (default local[*]; ignored under spark-submit).")
-@click.option("--uuid-as-bytes", is_flag=True,
-              help="Hash uuid values as the spec's 16 bytes, instead of their text as "
-                   "Iceberg's Spark procedure does (it reads a uuid as a Spark string).")
+@uuid_hash_option
 @spark_conf_option
 @relocate_option
 @catalog_option
-@click.option("-q", "--quiet", is_flag=True, help="No progress display.")
+@quiet_option
 @json_option
 @click.pass_context
 def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: int | None,
-            commit: bool, master: str | None, uuid_as_bytes: bool, spark_conf: dict[str, str],
+            commit: bool, master: str | None, uuid_hash: str, spark_conf: dict[str, str],
             relocate: list[tuple[str, str]], catalog: str | None, quiet: bool,
             as_json: bool) -> None:
     """Compute Theta-sketch NDV statistics of TABLE, as Iceberg's compute_table_stats does.
@@ -98,15 +98,15 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
       puffin stats compute warehouse/db/orders --master spark://host:7077 --json
       puffin stats compute --catalog prod sales.orders --commit
     """
-    from puffin_cli.render.stats import render, stats_lines
     from puffin_cli.spark.stats import compute_table_stats
 
-    debug = bool((ctx.find_root().obj or {}).get("debug"))
+    debug = settings(ctx).debug
     with _Display(not quiet) as display:
         result = compute_table_stats(
             table, catalog=catalog, columns=_columns(columns), snapshot_id=snapshot_id,
             master=master,
-            spark_conf=spark_conf, uuid_as_string=not uuid_as_bytes, commit=commit,
+            spark_conf=spark_conf, uuid_as_string=uuid_hash == "text", commit=commit,
             relocate=relocate, quiet_spark=not debug, on_phase=display.phase,
             progress=display.tasks)
-    render(result, stats_lines(result), sys.stdout, as_json=as_json)
+    if as_json or not quiet:
+        emit(ctx, result, "puffin_cli.render.stats:stats_view", as_json=as_json)

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 
+from puffin_cli.cli.grammar import Command, emit
 from puffin_cli.cli.main import EXIT_BAD_FILE
-from puffin_cli.cli.options import catalog_option, json_option, relocate_option
+from puffin_cli.cli.options import catalog_option, json_option, relocate_option, snapshot_option
 
 
-@click.command("table")
+@click.command("table", cls=Command)
 @click.argument("path", metavar="PATH")
-@click.option("--snapshot", "snapshot_id", type=int, default=None, metavar="ID",
-              help="Show this snapshot instead of the current one.")
+@snapshot_option("Show this snapshot instead of the current one.")
 @click.option("--all-snapshots", is_flag=True,
               help="Show every snapshot (reads every snapshot's manifests) and look for "
                    "orphan Puffin files anywhere under the table.")
@@ -44,16 +42,11 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
       puffin table --catalog prod sales.orders
     """
     from puffin_cli.analysis.table.checks import analyze_path
-    from puffin_cli.render.console import console
-    from puffin_cli.render.table import render_human, render_json
 
     if snapshot_id is not None and all_snapshots:
         raise click.UsageError("--snapshot and --all-snapshots exclude each other")
     report = analyze_path(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
                           relocate=relocate, validate=not no_validate, catalog=catalog)
-    if as_json:
-        render_json(report, sys.stdout)
-    else:
-        render_human(report, console())
+    emit(ctx, report, "puffin_cli.render.table:render_human", as_json=as_json)
     if not report.ok:
         ctx.exit(EXIT_BAD_FILE)

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 import click
 
 from puffin_cli.analysis.profiles import PROFILES
+from puffin_cli.cli.grammar import Command, emit, renamed_choice
 from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
-from puffin_cli.cli.options import max_blob_size_option, path_option
+from puffin_cli.cli.options import json_option, max_blob_size_option, path_option, quiet_option
 from puffin_cli.format.paimon_blob import MAGIC_BYTES as PAIMON_RECORD_MAGIC
 from puffin_cli.format.paimon_blob import SUFFIX as PAIMON_SUFFIX
 from puffin_cli.format.spec import MAGIC, PUFFIN_SUFFIXES
@@ -62,54 +63,63 @@ def expand(args: list[str]) -> list[str]:
     return list(found)
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+# The old --format human|json|github (before --json and --github).
+_OLD_FORMAT = renamed_choice("--json", {"human": [], "json": ["--json"], "github": ["--github"]},
+                             "--json or --github")
+
+
+@click.command("validate", cls=Command, renamed={"--format": _OLD_FORMAT})
 @click.argument("paths", nargs=-1, metavar="PATH...")
 @path_option
 @click.option("--profile", type=click.Choice(PROFILES), default="spec", show_default=True,
               help="Also check what this engine rejects (docs/validate.md lists the rules).")
 @click.option("--strict", is_flag=True, help="Fail on warnings too, not only on errors.")
-@click.option("--format", "output_format", type=click.Choice(["human", "json", "github"]),
-              default="human", show_default=True,
-              help="human tables, a JSON list of file reports, or GitHub Actions annotations.")
-@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@click.option("-q", "--quiet", is_flag=True, help="No output; the exit code says it all.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Show every file, also those without errors or warnings.")
+@json_option
+@click.option("--github", is_flag=True,
+              help="GitHub Actions annotations (::error file=...::message) instead of the human "
+                   "view.")
+@quiet_option
 @max_blob_size_option
-def validate(paths: tuple[str, ...], path_options: tuple[str, ...], profile: str, strict: bool,
-             output_format: str, as_json: bool, quiet: bool, max_blob_size: int) -> None:
+@click.pass_context
+def validate(ctx: click.Context, paths: tuple[str, ...], path_options: tuple[str, ...],
+             profile: str, strict: bool, verbose: bool, as_json: bool, github: bool,
+             quiet: bool, max_blob_size: int) -> None:
     """Check Puffin files against the spec and report every finding.
 
     PATH may be a file, a directory (searched recursively for *.puffin, *.stats and any file
     starting with PFA1, and for Paimon BLOB files: *.blob and any file starting with a BLOB
     record's magic) or a glob pattern. Paimon BLOB files are checked against Paimon's format.
+    Shows the files with errors or warnings (every file with --verbose), then a summary naming
+    the files that failed.
 
     \b
     Examples:
       puffin validate metadata/*.stats
-      puffin validate --strict --format github warehouse/
+      puffin validate --strict --github warehouse/
       puffin validate --profile pyiceberg --json data.puffin
 
     \b
     Exit codes: 0 no file has an error (with --strict: nor a warning),
                 1 some file does, 2 usage error.
     """
-    from puffin_cli.analysis.validate import validate_file
-    from puffin_cli.render import validate as render
+    from puffin_cli.analysis.validate import ValidationRun, validate_file
 
+    if as_json and github:
+        raise click.UsageError("--json and --github exclude each other")
     names = [*paths, *path_options]
     if not names:
         raise click.UsageError("give at least one PATH (a file, directory or glob pattern)")
     files = expand(names)
     if not files:
         raise click.UsageError(f"no Puffin files found in {', '.join(names)}")
-    reports = [validate_file(f, profile=profile, max_blob_size=max_blob_size) for f in files]
-    if not quiet:
-        if as_json or output_format == "json":
-            render.as_json(reports, sys.stdout)
-        elif output_format == "github":
-            render.github(reports, sys.stdout, strict=strict)
-        else:
-            render.human(reports, sys.stdout, strict=strict)
-    failed = any(report.failed(strict) for report in reports)
+    run = ValidationRun.of(
+        [validate_file(f, profile=profile, max_blob_size=max_blob_size) for f in files],
+        profile=profile, strict=strict)
+    if as_json or not quiet:
+        view = "github" if github else "every_file" if verbose else "problems"
+        emit(ctx, run, f"puffin_cli.render.validate:{view}", as_json=as_json)
     # sys.exit, not click's Exit: main() runs click with standalone_mode=False, which turns
     # Exit into a return value that `python -m puffin_cli` would drop.
-    sys.exit(EXIT_BAD_FILE if failed else EXIT_OK)
+    sys.exit(EXIT_BAD_FILE if run.failed else EXIT_OK)

@@ -24,7 +24,8 @@ from puffin_cli.analysis.write.plan import (
     theta_blob,
 )
 from puffin_cli.analysis.write.spec import load_spec, parse_type
-from puffin_cli.cli.options import json_option
+from puffin_cli.cli.grammar import Command, emit, renamed_flag, renamed_option
+from puffin_cli.cli.options import json_option, output_file_option, quiet_option, uuid_hash_option
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.paimon_blob import SUFFIX as PAIMON_SUFFIX
 from puffin_cli.format.spec import CREATED_BY
@@ -44,7 +45,7 @@ Examples:
 \b
   # NDV sketches of every column of a table's data files (field IDs from the
   # Parquet schema), for snapshot 42
-  puffin write stats.puffin --from-parquet 'data/*.parquet' --snapshot-id 42
+  puffin write stats.puffin --from-parquet 'data/*.parquet' --snapshot 42
 
 \b
   # one sketch from a file of values, one value per line
@@ -72,13 +73,12 @@ Examples:
 """
 
 
-class _OrderedCommand(click.Command):
+class _OrderedCommand(Command):
     """Remembers the order in which options were given (click keeps only per-option lists)."""
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+    def inspect_args(self, ctx: click.Context, args: list[str]) -> None:
         _, _, order = self.make_parser(ctx).parse_args(args=list(args))
         ctx.meta[_ORDER_KEY] = [param.name for param in order if param.name in _ORDERED]
-        return super().parse_args(ctx, args)
 
 
 def _events(ctx: click.Context, params: dict[str, Any]) -> list[tuple[str, str]]:
@@ -142,8 +142,11 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
 
 
 @click.command("write", cls=_OrderedCommand, epilog=EPILOG,
-               short_help="Write a Puffin file: Theta sketches, deletion vectors, raw blobs.")
-@click.argument("output", type=click.Path(dir_okay=False))
+               short_help="Write a Puffin file: Theta sketches, deletion vectors, raw blobs.",
+               renamed={"--snapshot-id": renamed_option("--snapshot"),
+                        "--uuid-as-string": renamed_flag("--uuid-hash", "text")})
+@click.argument("target", metavar="OUTPUT", required=False, type=click.Path(dir_okay=False))
+@output_file_option("the Puffin file (the same as giving OUTPUT)")
 @click.option("--spec", "spec_path", metavar="SPEC.json",
               help="Blobs and properties as a JSON document ('-': stdin); see docs/write.md.")
 @click.option("--dv", multiple=True, metavar="DATA_FILE",
@@ -170,7 +173,7 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
               help="Field ID of a Parquet column that has none in its schema (or to override).")
 @click.option("--copy-blob", multiple=True, metavar="FILE:INDEX",
               help="Copy blob INDEX of Puffin file FILE as stored (no recompression).")
-@click.option("--snapshot-id", type=int, default=None,
+@click.option("--snapshot", "snapshot_id", type=int, default=None, metavar="ID",
               help="snapshot-id of the Theta blobs built by --theta / --from-parquet "
                    "[default: -1].")
 @click.option("--sequence-number", type=int, default=None,
@@ -186,9 +189,7 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
 @click.option("--footer-compression", type=click.Choice(("lz4", "none"), case_sensitive=False),
               default=None, help="Compress the footer (Iceberg Java cannot read it) "
                                  "[default: none].")
-@click.option("--uuid-as-string", is_flag=True,
-              help="Hash uuid values as their text, as Iceberg's Spark procedure does (the "
-                   "spec's form, and the default, is the 16 bytes).")
+@uuid_hash_option
 @click.option("--entry", "entries", multiple=True, metavar="FILE",
                help="Paimon BLOB files: FILE's bytes are the next row (repeatable, in order); "
                     "':null' is a null row, ':placeholder' a placeholder row.")
@@ -199,13 +200,14 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
               help="Write a Paimon BLOB file whatever OUTPUT's name (a *.blob name implies it).")
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
 @json_option
+@quiet_option
 @click.pass_context
-def write(ctx: click.Context, /, output: str, spec_path: str | None, columns: str | None,
-          field_id_options: tuple[str, ...], snapshot_id: int | None,
+def write(ctx: click.Context, /, target: str | None, output: str | None, spec_path: str | None,
+          columns: str | None, field_id_options: tuple[str, ...], snapshot_id: int | None,
           sequence_number: int | None, property_options: tuple[str, ...],
           created_by: str | None, compress: str | None, footer_compression: str | None,
-          uuid_as_string: bool, entries: tuple[str, ...], entries_from: str | None,
-          paimon: bool, force: bool, as_json: bool, **shortcuts: Any) -> None:
+          uuid_hash: str, entries: tuple[str, ...], entries_from: str | None,
+          paimon: bool, force: bool, as_json: bool, quiet: bool, **shortcuts: Any) -> None:
     """Write the Puffin file OUTPUT from a --spec and/or shortcuts, as Iceberg Java would.
 
     Blobs come in order: the spec's, then the shortcuts' in command-line order. Defaults are
@@ -216,15 +218,19 @@ def write(ctx: click.Context, /, output: str, spec_path: str | None, columns: st
     An OUTPUT named *.blob (or --paimon) is an Apache Paimon BLOB file instead, one row per
     --entry, byte for byte as Paimon's BlobFormatWriter writes it (see docs/paimon.md).
     """
-    from puffin_cli.render.write import render_write
-
+    if (target is None) == (output is None):
+        raise _usage("name the Puffin file to write once: OUTPUT or -o/--output FILE")
+    output = target or output
+    assert output is not None
+    uuid_as_string = uuid_hash == "text"
     if paimon or output.endswith(PAIMON_SUFFIX):
         puffin_options = [name for name, value in (
             ("--spec", spec_path), ("--columns", columns), ("--field-id", field_id_options),
-            ("--snapshot-id", snapshot_id), ("--sequence-number", sequence_number),
+            ("--snapshot", snapshot_id), ("--sequence-number", sequence_number),
             ("--property", property_options), ("--created-by", created_by),
             ("--compress", compress), ("--footer-compression", footer_compression),
-            ("--uuid-as-string", uuid_as_string)) if value]
+            ("--uuid-hash", ctx.get_parameter_source("uuid_hash")
+             is not click.core.ParameterSource.DEFAULT)) if value]
         puffin_options += [f"--{name.replace('_', '-')}" for name in _ORDERED
                            if shortcuts[name]]
         if puffin_options:
@@ -235,7 +241,9 @@ def write(ctx: click.Context, /, output: str, spec_path: str | None, columns: st
                          "or --entries-from LIST")
         from puffin_cli.cli.paimon import entry_rows, write_blob
 
-        write_blob(output, entry_rows(entries, entries_from), force=force, as_json=as_json)
+        result = write_blob(output, entry_rows(entries, entries_from), force=force)
+        if as_json or not quiet:
+            emit(ctx, result, "puffin_cli.render.paimon:write_view", as_json=as_json)
         return
     if entries or entries_from is not None:
         raise _usage(f"--entry and --entries-from write Paimon BLOB files: name OUTPUT "
@@ -243,7 +251,7 @@ def write(ctx: click.Context, /, output: str, spec_path: str | None, columns: st
 
     plan = WritePlan()
     if spec_path is not None:
-        plan = load_spec(spec_path, compress=compress)
+        plan = load_spec(spec_path, compress=compress, uuid_as_string=uuid_as_string)
     theta_codec = DEFAULT_THETA_CODEC if compress is None else parse_codec(compress, "--compress")
     theta_ids = {"snapshot_id": -1 if snapshot_id is None else snapshot_id,
                  "sequence_number": -1 if sequence_number is None else sequence_number}
@@ -292,7 +300,7 @@ def write(ctx: click.Context, /, output: str, spec_path: str | None, columns: st
         raise _usage("--columns and --field-id go with --from-parquet")
     if (snapshot_id is not None or sequence_number is not None) and not shortcuts["theta"] \
             and parquet_at is None:
-        raise _usage("--snapshot-id and --sequence-number apply to Theta blobs from --theta or "
+        raise _usage("--snapshot and --sequence-number apply to Theta blobs from --theta or "
                      "--from-parquet (deletion vectors always have -1; a spec sets its own)")
     properties = dict(plan.properties)
     for text in property_options:
@@ -308,4 +316,5 @@ def write(ctx: click.Context, /, output: str, spec_path: str | None, columns: st
     summary = write_plan(plan, output, overwrite=force)
     for warning in summary.warnings[len(plan.warnings()):]:
         click.echo(f"puffin: warning: {warning}", err=True)
-    render_write(summary, as_json=as_json)
+    if as_json or not quiet:
+        emit(ctx, summary, "puffin_cli.render.write:write_view", as_json=as_json)

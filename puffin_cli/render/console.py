@@ -1,26 +1,57 @@
-"""The rich consoles every human renderer uses: no colour or escape codes when the stream is
-not a terminal or ``NO_COLOR`` is set; 80 columns when the width cannot be known."""
+"""The rich consoles every human renderer uses.
+
+Width: ``COLUMNS`` when set, else the terminal's, else 80 columns. Colour: the ``--color`` /
+``--no-color`` choice when given; else none when ``NO_COLOR`` is set (to anything but empty),
+colour when ``FORCE_COLOR`` is, else colour only on a terminal.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from typing import TextIO
 
 from rich.console import Console
 
+DEFAULT_WIDTH = 80
 
-def console(stream: TextIO | None = None, *, stderr: bool = False) -> Console:
+
+def _env(name: str) -> bool:
+    return os.environ.get(name, "") != ""
+
+
+def use_color(stream: TextIO, color: bool | None = None) -> bool:
+    if color is not None:
+        return color
+    if _env("NO_COLOR"):
+        return False
+    if _env("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+def width(stream: TextIO) -> int:
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if hasattr(stream, "isatty") and stream.isatty():
+        return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    return DEFAULT_WIDTH
+
+
+def console(stream: TextIO | None = None, *, stderr: bool = False,
+            color: bool | None = None) -> Console:
     target = stream if stream is not None else (sys.stderr if stderr else sys.stdout)
-    is_tty = hasattr(target, "isatty") and target.isatty()
-    plain = not is_tty or "NO_COLOR" in os.environ
+    colored = use_color(target, color)
     return Console(
         file=target,
-        no_color=plain,
-        color_system=None if plain else "auto",
-        force_terminal=False if plain else None,
+        no_color=not colored,
+        color_system="auto" if colored else None,
+        force_terminal=colored,
+        force_interactive=False,
         highlight=False,
         emoji=False,
-        width=None if is_tty else 80,
+        width=width(target),
         soft_wrap=False,
     )

@@ -62,6 +62,11 @@ def fold_text(text: Text, width: int, first: int | None = None, *,
     return lines
 
 
+def plain_lines(console: Console, lines: list[str]) -> None:
+    """Lines written as they are: no style, no folding (paths stay whole for copying)."""
+    console.file.write("".join(line + "\n" for line in lines))
+
+
 def print_line(console: Console, line: Text) -> None:
     """One line already fitted to the width: printed as is, without trailing blanks."""
     line.rstrip()

@@ -1,16 +1,16 @@
-"""The human view of a Paimon BLOB file in ``puffin inspect``: trailer and index facts, then
-one line per row (up to ``--limit``) with its offset, data length, CRC and nested container."""
+"""The human views of Paimon BLOB files: in ``puffin inspect``, trailer and index facts, then
+one line per row (up to ``--limit``) with its offset, data length, CRC and nested container;
+in ``puffin write``, one line."""
 
 from __future__ import annotations
-
-from typing import TextIO
 
 from rich.console import Console
 from rich.text import Text
 
 from puffin_cli.analysis.paimon import PaimonFileReport, RowReport
 from puffin_cli.format.paimon_blob import BlobWriteResult
-from puffin_cli.render import jsonout, layout
+from puffin_cli.render import layout
+from puffin_cli.render.layout import plain_lines
 
 _NESTED = {"array": "ARRAY<BLOB>", "map": "MAP<K, BLOB>"}
 _NOUN = {"array": "element", "map": "entry"}
@@ -77,16 +77,13 @@ def print_paimon_file(console: Console, file: PaimonFileReport) -> None:
                            "shows more)", style="dim"))
 
 
-def render_write(result: BlobWriteResult, out: TextIO, *, as_json: bool) -> None:
-    """What ``puffin write`` wrote to a Paimon BLOB file: JSON (the result's fields) or one
-    line."""
-    if as_json:
-        jsonout.dump(result, out)
-        return
+def write_view(result: BlobWriteResult, console: Console) -> None:
+    """What ``puffin write`` wrote to a Paimon BLOB file, in one line."""
     markers = [f"{result.nulls:,} null"] if result.nulls else []
     if result.placeholders:
         markers.append(f"{result.placeholders:,} placeholder"
                        f"{'' if result.placeholders == 1 else 's'}")
     extra = f" ({', '.join(markers)})" if markers else ""
-    out.write(f"wrote {result.path}: {_bytes(result.file_size)}, Paimon BLOB file of "
-              f"{_plural(result.rows, 'row')}{extra}, index {_bytes(result.index_length)}\n")
+    plain_lines(console, [f"wrote {result.path}: {_bytes(result.file_size)}, Paimon BLOB file "
+                          f"of {_plural(result.rows, 'row')}{extra}, index "
+                          f"{_bytes(result.index_length)}"])

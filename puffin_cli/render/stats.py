@@ -1,11 +1,13 @@
-"""Output of ``puffin stats compute`` and ``puffin scan --spark``: plain summary lines, or the
-result dataclass as JSON (``--json``)."""
+"""Human views of ``puffin stats compute`` and ``puffin scan``: plain summary lines (no colour,
+no folding: paths stay whole for copying). ``--json`` is the result's serialization."""
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import Any
 
-from puffin_cli.render import jsonout
+from rich.console import Console
+
+from puffin_cli.render.layout import plain_lines
 
 
 def stats_lines(result: Any) -> list[str]:
@@ -51,9 +53,9 @@ def scan_lines(result: Any) -> list[str]:
     return lines
 
 
-def render(result: Any, lines: list[str], out: TextIO, *, as_json: bool) -> None:
-    if as_json:
-        jsonout.dump(result, out)
-        return
-    for line in lines:
-        out.write(line + "\n")
+def stats_view(result: Any, console: Console) -> None:
+    plain_lines(console, stats_lines(result))
+
+
+def scan_view(result: Any, console: Console) -> None:
+    plain_lines(console, scan_lines(result))

@@ -1,4 +1,5 @@
-"""``puffin table`` output: a human view (rich) and the JSON document, from one TablesReport.
+"""``puffin table``'s human view (rich) of a TablesReport; ``--json`` is its serialization
+(render/jsonout.py, documented in docs/table.md).
 
 Per table: a header (metadata file, format version, location, relocations), then per snapshot
 its statistics files (one row per blob: column names, NDV), which statistics file Spark and
@@ -17,7 +18,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from typing import TextIO
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -27,7 +27,7 @@ from rich.text import Text
 from puffin_cli.analysis.table.metadata import normalize_location
 from puffin_cli.analysis.table.report import DeletionVector, SnapshotView, TableReport, TablesReport
 from puffin_cli.format.findings import Finding, Severity
-from puffin_cli.render import jsonout, layout
+from puffin_cli.render import layout
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -38,11 +38,6 @@ _NUMBERS_INDENT = 8
 _GAP = "  "
 # A URI scheme (``file:``, ``s3:``): such a location is not made absolute.
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
-
-
-def render_json(report: TablesReport, out: TextIO) -> None:
-    """The documented JSON document (docs/table.md)."""
-    jsonout.dump(report, out)
 
 
 def render_human(report: TablesReport, console: Console) -> None:

@@ -1,16 +1,13 @@
-"""Output of ``puffin write``: a short human summary, or the :class:`WriteSummary` as JSON.
-
-The summary is plain lines (no colour, no wrapping: paths stay whole for copying)."""
+"""``puffin write``'s human view: a short summary of the :class:`WriteSummary` in plain lines
+(no colour, no wrapping: paths stay whole for copying). ``--json`` is its serialization."""
 
 from __future__ import annotations
 
-import sys
-
-import click
+from rich.console import Console
 
 from puffin_cli.analysis.write.plan import WriteSummary, WrittenBlob
 from puffin_cli.format.spec import REFERENCED_DATA_FILE_PROPERTY
-from puffin_cli.render import jsonout
+from puffin_cli.render.layout import plain_lines
 
 
 def _blob_lines(blob: WrittenBlob) -> list[str]:
@@ -46,9 +43,5 @@ def human_lines(summary: WriteSummary) -> list[str]:
     return lines
 
 
-def render_write(summary: WriteSummary, *, as_json: bool) -> None:
-    if as_json:
-        jsonout.dump(summary, sys.stdout)
-        return
-    for line in human_lines(summary):
-        click.echo(line)
+def write_view(summary: WriteSummary, console: Console) -> None:
+    plain_lines(console, human_lines(summary))

@@ -55,7 +55,6 @@ from puffin_cli.analysis.table.metadata import (
     is_table_dir,
 )
 from puffin_cli.analysis.table.report import (
-    SCHEMA_VERSION,
     DeletionVector,
     SnapshotView,
     StatisticsBlob,
@@ -450,7 +449,7 @@ def analyze_path(path: str | os.PathLike[str], *, snapshot_id: int | None = None
     """A table directory, a metadata JSON file, or a warehouse (every table under it); with
     ``catalog``, a table identifier there."""
     if catalog is not None:
-        return TablesReport(SCHEMA_VERSION, (analyze_table(
+        return TablesReport((analyze_table(
             path, snapshot_id=snapshot_id, all_snapshots=all_snapshots, relocate=relocate,
             validate=validate, catalog=catalog),))
     target = Path(path)
@@ -463,6 +462,6 @@ def analyze_path(path: str | os.PathLike[str], *, snapshot_id: int | None = None
         if not tables:
             raise PuffinError("no Iceberg table found (no directory with metadata/*.metadata"
                               ".json)", code="table.not-found", path=str(path))
-    return TablesReport(SCHEMA_VERSION, tuple(
+    return TablesReport(tuple(
         analyze_table(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
                       relocate=relocate, validate=validate) for t in tables))

@@ -13,9 +13,6 @@ from puffin_cli.analysis.table.metadata import (
 )
 from puffin_cli.format.findings import Finding
 
-SCHEMA_VERSION = 1
-
-
 
 @dataclass(frozen=True)
 class StatisticsBlob:
@@ -117,7 +114,6 @@ class TableReport:
 
 @dataclass(frozen=True)
 class TablesReport:
-    schema_version: int
     tables: tuple[TableReport, ...]
 
     @property

@@ -54,10 +54,25 @@ if TYPE_CHECKING:
 class _Spec:
     """Walks a spec document; every error names the spec file and where in it."""
 
-    def __init__(self, path: str, base_dir: str, compress: str | None) -> None:
+    def __init__(self, path: str, base_dir: str, compress: str | None,
+                 uuid_as_string: bool) -> None:
         self.path = path
         self.base_dir = base_dir
         self.compress = compress  # --compress as given (zstd, lz4, none), None when not given
+        self.uuid_as_string = uuid_as_string  # --uuid-hash text (the default) or bytes
+
+    def uuid_hash(self, spec: dict[str, Any], where: str) -> bool:
+        """Whether uuids are hashed as text: ``uuid-hash`` (``text`` or ``bytes``), the older
+        ``uuid-as-string`` (true or false), else the command line's choice."""
+        if "uuid-hash" in spec:
+            if spec["uuid-hash"] not in ("text", "bytes"):
+                raise self.fail(f"{where}.uuid-hash", "expected \"text\" or \"bytes\"")
+            return bool(spec["uuid-hash"] == "text")
+        if "uuid-as-string" in spec:
+            if not isinstance(spec["uuid-as-string"], bool):
+                raise self.fail(f"{where}.uuid-as-string", "expected true or false")
+            return bool(spec["uuid-as-string"])
+        return self.uuid_as_string
 
     def fail(self, where: str, message: str) -> PuffinError:
         return spec_error(f"{where}: {message}", path=self.path)
@@ -183,9 +198,7 @@ class _Spec:
         blob_type = self.string(blob.get("type", THETA_BLOB_TYPE), f"{where}.type")
         snapshot_id, sequence_number, properties = self.common(blob, where)
         codec = self.codec(blob, where, DEFAULT_THETA_CODEC)
-        uuid_as_string = spec.get("uuid-as-string", False)
-        if not isinstance(uuid_as_string, bool):
-            raise self.fail(f"{inner}.uuid-as-string", "expected true or false")
+        uuid_as_string = self.uuid_hash(spec, inner)
         given_type = None
         if "iceberg-type" in spec:
             where_type = f"{inner}.iceberg-type"
@@ -362,7 +375,7 @@ _SOURCE_KEYS = ("payload", "theta", "dv", "copy")
 _BLOB_KEYS = ("type", "fields", "snapshot-id", "sequence-number", "properties", "compression",
               *_SOURCE_KEYS)
 _THETA_KEYS = ("iceberg-type", "values", "values-file", "parquet", "column", "columns",
-               "field-ids", "uuid-as-string")
+               "field-ids", "uuid-hash", "uuid-as-string")
 
 
 def parse_type(text: str, where: str) -> IcebergType:
@@ -374,12 +387,14 @@ def parse_type(text: str, where: str) -> IcebergType:
         raise spec_error(f"{where}: {exc.message}", code=exc.code) from None
 
 
-def load_spec(path: str, *, compress: str | None = None) -> WritePlan:
+def load_spec(path: str, *, compress: str | None = None, uuid_as_string: bool = True
+              ) -> WritePlan:
     """Read and check a spec file (``-``: standard input, paths relative to the current
     directory); relative paths in it are relative to its directory.
 
     ``compress`` is ``--compress`` (``zstd``, ``lz4``, ``none``; ``None`` when not given): the
-    compression of Theta and payload blobs that do not name one.
+    compression of Theta and payload blobs that do not name one; ``uuid_as_string`` is
+    ``--uuid-hash`` (text, the default, or bytes) for Theta blobs that do not choose.
     """
     import sys
 
@@ -401,4 +416,4 @@ def load_spec(path: str, *, compress: str | None = None) -> WritePlan:
     except json.JSONDecodeError as exc:
         raise PuffinError(f"spec is not valid JSON: {exc.msg} at line {exc.lineno} column "
                           f"{exc.colno}", code="spec.json", path=path) from None
-    return _Spec(path, base_dir, compress).document(doc)
+    return _Spec(path, base_dir, compress, uuid_as_string).document(doc)
