@@ -21,6 +21,42 @@ from puffin_cli.cli.main import cli
 DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "cli.md"
 WIDTH = 80
 REGENERATE = "python tests/gen_cli_docs.py"
+STORAGE = """\
+## Locations and object stores
+
+Every file a command names (arguments, `-o/--output`, `--table`, `--positions-file`,
+`--values-file`, `--from-parquet`, `--copy-blob`, `--files-from`) and every location inside
+table metadata may be a plain path, a `file:` URI, `s3://` (also `s3a://`, `s3n://`),
+`gs://`, `abfss://CONTAINER@ACCOUNT.dfs.core.windows.net/...`, `az://CONTAINER/...` or
+`http(s)://` (read only). A directory or prefix is searched recursively.
+
+Credentials and endpoints come from each cloud's environment variables (`AWS_ACCESS_KEY_ID`,
+`AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`/`AWS_DEFAULT_REGION`,
+`AWS_ENDPOINT_URL` (an `http://` endpoint means plain HTTP and path-style requests),
+`AWS_PROFILE` and the `~/.aws` files; `GOOGLE_APPLICATION_CREDENTIALS`;
+`AZURE_STORAGE_ACCOUNT_NAME`, `AZURE_STORAGE_ACCOUNT_KEY`, `AZURE_STORAGE_SAS_KEY`), then from
+`--io KEY=VALUE` (every command, repeatable) with pyiceberg's FileIO property names:
+
+| property | meaning |
+|---|---|
+| `s3.endpoint` | S3 endpoint URL (`http://127.0.0.1:9000` for MinIO or a test server) |
+| `s3.access-key-id`, `s3.secret-access-key`, `s3.session-token` | AWS credentials |
+| `s3.region` | AWS region |
+| `s3.force-virtual-addressing` | `true`: virtual-hosted-style requests |
+| `s3.anonymous` | `true`: unsigned requests (public buckets) |
+| `s3.role-arn`, `s3.role-session-name` | a role assumed with a web identity token |
+| `client.access-key-id`, `client.secret-access-key`, ... | the same for S3 (`client.*`) |
+| `gcs.service.host`, `gcs.oauth2.token`, `gcs.anonymous` | GCS endpoint, bearer token, unsigned |
+| `adls.account-name`, `adls.account-key` | Azure account and key |
+| `adls.sas-token`, `adls.connection-string` | Azure SAS token, connection string |
+| `adls.tenant-id`, `adls.client-id`, `adls.client-secret` | an Azure service principal |
+| `adls.account-host` | the blob endpoint URL (Azurite) |
+
+Reading a Puffin file's metadata from an object costs one suffix-range GET (a second one
+only when the footer is larger than 64 KiB). Outputs are create-only: an existing file or
+object is replaced only with `--force` (on S3 the upload carries `If-None-Match: *`), a FIFO
+or device never; a failed upload leaves nothing behind. Transient errors (5xx, throttling,
+timeouts, dropped connections) are retried with backoff up to 5 times."""
 
 
 def walk() -> Iterator[tuple[tuple[str, ...], click.Command]]:
@@ -109,6 +145,8 @@ def render() -> str:
         *_renamed_rows(),
         "",
         "## Commands",
+        "",
+        *STORAGE.splitlines(),
         "",
     ]
     for path, _ in commands[1:]:

@@ -169,10 +169,14 @@ def test_old_format_option_still_works_with_a_warning() -> None:
 # Output file, terminal
 
 
-def test_output_file_replaces_target(tmp_path: Path) -> None:
+def test_output_file_replaces_target_only_with_force(tmp_path: Path) -> None:
     target = tmp_path / "out.bin"
     target.write_bytes(b"old")
-    result = run(str(MIXED), "3", "-o", str(target))
+    refused = run(str(MIXED), "3", "-o", str(target))
+    assert refused.exit_code == 1
+    assert str(refused.exception) == f"{target}: exists; use --force to overwrite it"
+    assert target.read_bytes() == b"old"
+    result = run(str(MIXED), "3", "-o", str(target), "--force")
     assert result.exit_code == 0, result.output
     assert result.stdout == ""
     assert hashlib.sha256(target.read_bytes()).hexdigest() == \
@@ -192,8 +196,10 @@ def test_failed_dump_leaves_target_untouched(tmp_path: Path) -> None:
     source = _bad_dv_file(tmp_path / "bad.puffin")
     target = tmp_path / "positions.txt"
     target.write_bytes(b"old")
-    result = run(str(source), "0", "--as", "positions", "-o", str(target))
+    result = run(str(source), "0", "--as", "positions", "-o", str(target), "--force")
     assert result.exit_code == 1
+    assert "CRC-32" in str(result.exception)
+    assert "CRC-32" in str(result.exception)
     assert target.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.puffin", "positions.txt"]
 

@@ -21,12 +21,12 @@ from puffin_cli.blobs.deletion_vector import (
     encode_deletion_vector,
 )
 from puffin_cli.cli.main import cli
-from puffin_cli.format.io import RangeFile
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import DV_BLOB_TYPE, ROW_POSITION_FIELD_ID, THETA_BLOB_TYPE
 from puffin_cli.format.writer import PuffinWriter
 from puffin_cli.render.console import console
 from puffin_cli.render.inspect import render_human
+from puffin_cli.storage.local import LocalInput
 
 EXPECTED = sorted((SAMPLES / "expected").glob("*.json"))
 
@@ -274,13 +274,13 @@ def test_no_decode_reads_no_blob_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_footer_size_reads_exactly_the_footer(monkeypatch: pytest.MonkeyPatch) -> None:
     reads: list[tuple[int, int]] = []
-    original = RangeFile.read
+    original = LocalInput._read
 
-    def record(self: RangeFile, offset: int, length: int) -> bytes:
+    def record(self: LocalInput, offset: int, length: int) -> bytes:
         reads.append((offset, length))
         return original(self, offset, length)
 
-    monkeypatch.setattr(RangeFile, "read", record)
+    monkeypatch.setattr(LocalInput, "_read", record)
     inspect_json("--no-decode", "--footer-size", "632",
                  str(SAMPLES / "public/apache-datasketches-theta-v1.puffin"))
     assert reads == [(211, 632)]

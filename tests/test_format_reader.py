@@ -21,8 +21,8 @@ from puffin_cli.format import (
     PuffinReader,
     PuffinWriter,
 )
-from puffin_cli.format.io import RangeFile
 from puffin_cli.format.spec import DEFAULT_TAIL_READ, MIN_FILE_LENGTH
+from puffin_cli.storage import default_io
 
 ENCRYPTED = "encrypted Iceberg file (AES-GCM stream, magic AGS1): key needed"
 
@@ -195,7 +195,7 @@ def test_footer_beyond_tail_over_limit_is_not_read(tmp_path: Path, compressed: b
     payload = b" " * (DEFAULT_TAIL_READ + 100)  # never parsed: refused by its size
     data = puffin_bytes(payload, flags=COMPRESSED if compressed else bytes(4))
     path = write(tmp_path, data)
-    with RangeFile(path) as source:
+    with default_io().new_input(path) as source:
         from puffin_cli.format import read_footer
 
         found = read_footer(source, max_payload=DEFAULT_TAIL_READ)
@@ -467,14 +467,14 @@ def test_footer_size_wrong(tmp_path: Path, given: int) -> None:
                           "file's footer size 28", None)
 
 
-# --- RangeFile ------------------------------------------------------------------------------
+# --- InputFile ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("offset, length, shown", [(10, 30, "[10, 40)"), (-1, 2, "[-1, 1)"),
                                                    (0, -1, "[0, -1)"), (33, 0, "[33, 33)")])
 def test_range_outside_file(tmp_path: Path, offset: int, length: int, shown: str) -> None:
     path = write(tmp_path, bytes(32))
-    with RangeFile(path) as source, pytest.raises(PuffinError) as info:
+    with default_io().new_input(path) as source, pytest.raises(PuffinError) as info:
         source.read(offset, length)
     assert facts(info.value) == ("io.range", f"range {shown} is outside the file of 32 bytes",
                                  offset)
@@ -483,15 +483,15 @@ def test_range_outside_file(tmp_path: Path, offset: int, length: int, shown: str
 
 def test_range_inside_file_counts_reads(tmp_path: Path) -> None:
     path = write(tmp_path, bytes(range(32)))
-    with RangeFile(path) as source:
+    with default_io().new_input(path) as source:
         assert source.read(30, 2) == b"\x1e\x1f"
         assert source.read(32, 0) == b""
-        assert (source.reads, source.bytes_read, source.size) == (2, 2, 32)
+        assert (source.reads, source.bytes_read, source.size) == (1, 2, 32)  # 0 bytes: no I/O
 
 
 def test_short_read_when_file_shrinks(tmp_path: Path) -> None:
     path = write(tmp_path, bytes(32))
-    with RangeFile(path) as source:
+    with default_io().new_input(path) as source:
         os.truncate(path, 20)
         with pytest.raises(PuffinError) as info:
             source.read(10, 20)
@@ -501,14 +501,15 @@ def test_short_read_when_file_shrinks(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(PuffinError) as info:
         PuffinReader(tmp_path / "nope.puffin")
-    assert facts(info.value) == ("io.open", "cannot open: No such file or directory", None)
+    assert facts(info.value) == ("io.not-found", "cannot open: No such file or directory", None)
     assert info.value.path == str(tmp_path / "nope.puffin")
 
 
 def test_directory(tmp_path: Path) -> None:
     with pytest.raises(PuffinError) as info:
         PuffinReader(tmp_path)
-    assert facts(info.value) == ("io.open", "cannot open: is a directory", None)
+    assert facts(info.value) == ("io.not-regular", "cannot open: a directory, not a regular "
+                                 "file (this input needs random access)", None)
     assert info.value.path == str(tmp_path)
 
 
@@ -533,17 +534,20 @@ def test_file_uri_percent_escapes(tmp_path: Path) -> None:
 def test_remote_file_uri_host(tmp_path: Path) -> None:
     with pytest.raises(PuffinError) as info:
         PuffinReader("file://elsewhere/x.puffin")
-    assert facts(info.value) == ("io.uri", "file://elsewhere/x.puffin: file URI with host "
-                                 "'elsewhere' is not local", None)
+    assert facts(info.value) == ("io.uri", "file URI with host 'elsewhere' is not local", None)
+    assert str(info.value) == ("file://elsewhere/x.puffin: file URI with host 'elsewhere' is "
+                               "not local")
 
 
-@pytest.mark.parametrize("location, scheme", [("s3://bucket/t/x.puffin", "s3"),
-                                              ("gs://b/x", "gs")])
-def test_object_store_uri(location: str, scheme: str) -> None:
+@pytest.mark.parametrize("location, scheme", [("ftp://host/t/x.puffin", "ftp"),
+                                              ("hdfs://nn/x", "hdfs")])
+def test_unsupported_scheme(location: str, scheme: str) -> None:
     with pytest.raises(PuffinError) as info:
         PuffinReader(location)
-    assert facts(info.value) == ("io.uri", f"{location}: {scheme}:// locations are not "
-                                 "supported yet; copy the file locally", None)
+    assert facts(info.value) == ("io.uri", f"{scheme}:// locations are not supported (s3, s3a, "
+                                 "s3n, gs, abfss, az, http, https, file and plain paths are)",
+                                 None)
+    assert info.value.path == location
 
 
 # --- I/O contract ---------------------------------------------------------------------------
@@ -598,12 +602,24 @@ def test_small_file_reads_whole_file_once(tmp_path: Path) -> None:
         assert (reader._file.reads, reader.bytes_read) == (1, len(data))
 
 
+def test_blobs_inside_the_tail_cost_no_read(tmp_path: Path) -> None:
+    path = tmp_path / "w.puffin"
+    with PuffinWriter(path) as writer:
+        writer.add_blob("a", b"A" * 100, fields=[1])
+        writer.add_blob("b", b"B" * 300, fields=[2], codec="zstd")
+    with PuffinReader(path) as reader:
+        blobs = reader.metadata.blobs
+        assert reader.read_blob(blobs[1]) == b"B" * 300
+        assert (reader._file.reads, reader.bytes_read) == (1, reader.file_size)
+
+
 def test_blob_reads_touch_only_that_blob(tmp_path: Path) -> None:
     path = tmp_path / "w.puffin"
     with PuffinWriter(path) as writer:
         writer.add_blob("a", b"A" * 100, fields=[1])
         writer.add_blob("b", b"B" * 300, fields=[2], codec="zstd")
         writer.add_blob("c", b"C" * 50, fields=[3])
+        writer.add_blob("pad", bytes(DEFAULT_TAIL_READ), fields=[0])  # a, b, c before the tail
     with PuffinReader(path) as reader:
         blobs = reader.metadata.blobs
         after_footer = reader.bytes_read

@@ -168,8 +168,8 @@ def test_no_overwrite_refuses_existing_file(tmp_path: Path) -> None:
     with pytest.raises(PuffinError) as info:
         PuffinWriter(target)
     assert (info.value.code, info.value.message, info.value.path) == (
-        "write.exists", "file exists; not overwriting it", str(target))
-    assert str(info.value) == f"{target}: file exists; not overwriting it"
+        "write.exists", "exists; use --force to overwrite it", str(target))
+    assert str(info.value) == f"{target}: exists; use --force to overwrite it"
     assert target.read_bytes() == b"precious"
     assert listing(tmp_path) == ["x.puffin"]
 
@@ -180,7 +180,7 @@ def test_no_overwrite_never_clobbers_a_file_that_appears(tmp_path: Path) -> None
         writer.add_blob("t", b"abc", fields=[1])
         target.write_bytes(b"someone else")
     assert (info.value.code, info.value.message) == (
-        "write.exists", "file appeared while writing; not overwriting it")
+        "write.exists", "appeared while writing; not overwriting it")
     assert target.read_bytes() == b"someone else"
     assert listing(tmp_path) == ["x.puffin"]
 
@@ -197,9 +197,9 @@ def test_overwrite_replaces(tmp_path: Path) -> None:
 
 def test_failed_final_rename_leaves_no_temp(tmp_path: Path) -> None:
     target = tmp_path / "x.puffin"
-    target.mkdir()  # os.replace cannot put a file over a directory
-    with pytest.raises(IsADirectoryError), PuffinWriter(target, overwrite=True) as writer:
-        writer.add_blob("t", b"abc", fields=[1])
+    target.mkdir()  # a file never replaces a directory
+    with pytest.raises(PuffinError, match="cannot write: a directory is there"):
+        PuffinWriter(target, overwrite=True)
     assert listing(tmp_path) == ["x.puffin"]
     assert listing(target) == []
 

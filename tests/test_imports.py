@@ -12,7 +12,7 @@ import puffin_cli.format
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 HEAVY = ("pyspark", "pyarrow", "fastavro", "numpy", "datasketches", "pyroaring", "rich",
-         "pyiceberg", "sqlalchemy")
+         "obstore", "pyiceberg", "sqlalchemy")
 
 # Runs a command in-process, then reports which of the HEAVY top-level packages it imported.
 PROBE = r"""

@@ -247,7 +247,7 @@ def test_usage_errors_exit_2(tmp_path: Path, args: list[str], message: str) -> N
     (["--from-parquet", "{dir}/none-*.parquet"],
      "puffin: error: {dir}/none-*.parquet: no file matches this pattern"),
     (["--spec", "{dir}/missing.json"],
-     "puffin: error: {dir}/missing.json: cannot read the spec: No such file or directory"),
+     "puffin: error: {dir}/missing.json: cannot open: No such file or directory"),
     (["--property", "novalue"], "puffin: error: --property: 'novalue' is not KEY=VALUE"),
 ])
 def test_bad_inputs_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from puffin_cli.analysis.profiles import BLOB_LZ4, FOOTER_LZ4, SPEC, apply_profile
@@ -21,10 +22,9 @@ from puffin_cli.blobs import handler_for
 from puffin_cli.format import codecs
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
-from puffin_cli.format.io import RangeFile
 from puffin_cli.format.metadata import BlobMetadata, FileMetadata, decode_footer_json
 from puffin_cli.format.paimon_blob import is_paimon_blob
-from puffin_cli.format.reader import read_footer
+from puffin_cli.format.reader import FooterRead, read_footer
 from puffin_cli.format.spec import (
     CODEC_LZ4,
     DEFAULT_MAX_BLOB_SIZE,
@@ -34,6 +34,7 @@ from puffin_cli.format.spec import (
     MAGIC_LENGTH,
     PUFFIN_SUFFIXES,
 )
+from puffin_cli.storage import FileIO, InputFile, StorageError, default_io, is_remote
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -74,8 +75,11 @@ def report_for(path: str, profile: str, file_size: int | None, footer_size: int 
 
 
 class _Validation:
-    def __init__(self, path: str, max_blob_size: int) -> None:
+    def __init__(self, path: str, max_blob_size: int, fileio: FileIO,
+                 length: int | None) -> None:
         self.path = path
+        self.fileio = fileio
+        self.length = length
         self.max_blob_size = max_blob_size
         self.findings: list[Finding] = []
         self.file_size: int | None = None
@@ -92,19 +96,29 @@ class _Validation:
 
     def run(self) -> None:
         try:
-            source = RangeFile(self.path)
+            source = self.fileio.new_input(self.path, length=self.length)
         except PuffinError as exc:
             self.error("file.open", exc.message)
             return
         with source:
-            self.file_size = source.size
             try:
                 self.check_file(source)
+            except StorageError as exc:
+                code = "file.open" if source.reads == 0 else "file.read"
+                self.error(code, exc.message, exc.offset)
             except OSError as exc:
                 self.error("file.read", f"cannot read: {exc.strerror or exc}")
 
-    def check_file(self, source: RangeFile) -> None:
-        head = source.read(0, min(source.size, MAGIC_LENGTH))
+    def check_file(self, source: InputFile) -> None:
+        # The tail first: one request on an object store gives the size and the footer.
+        found: FooterRead | None = None
+        failure: PuffinError | None = None
+        try:
+            found = read_footer(source, max_payload=self.max_blob_size)
+        except PuffinError as exc:
+            failure = exc
+        self.file_size = source.size
+        head = source.read(0, min(source.size, MAGIC_LENGTH)) if source.size else b""
         if head == ENCRYPTED_MAGIC:
             self.error("file.encrypted", "encrypted Iceberg file (AES-GCM stream, magic AGS1): "
                        "key needed", 0)
@@ -112,10 +126,11 @@ class _Validation:
         if len(head) == MAGIC_LENGTH and head != MAGIC:
             self.error("file.magic", f"leading magic is {head.hex()}, expected {MAGIC.hex()} "
                        f"({MAGIC.decode()})", 0)
-        try:
-            found = read_footer(source, max_payload=self.max_blob_size)
-        except PuffinError as exc:
-            self.error(exc.code, exc.message, exc.offset)
+        if found is None:
+            assert failure is not None
+            if isinstance(failure, StorageError):
+                raise failure
+            self.error(failure.code, failure.message, failure.offset)
             return
         self.findings.extend(found.findings)
         if found.info is None or found.payload is None:
@@ -183,7 +198,7 @@ class _Validation:
         self.add("blob.gap", Severity.INFO, f"{end - start} bytes at [{start}, {end}) belong to "
                  "no blob", start)
 
-    def check_blob(self, source: RangeFile, index: int, blob: BlobMetadata) -> None:
+    def check_blob(self, source: InputFile, index: int, blob: BlobMetadata) -> None:
         codec = blob.compression_codec
         if codec is not None and codec not in KNOWN_CODECS:
             self.error("blob.codec.unknown", f"unknown compression codec {codec!r}; expected "
@@ -216,15 +231,17 @@ class _Validation:
 
 
 def validate_file(path: str | os.PathLike[str], *, profile: str = SPEC,
-                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> FileReport:
+                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE, length: int | None = None,
+                  fileio: FileIO | None = None) -> FileReport:
     """Check one file against the Puffin spec (and ``profile``'s engine rules); a Paimon
-    BLOB file (a ``.blob`` name, or recognised by its content) against Paimon's format."""
+    BLOB file (a ``.blob`` name, or recognised by its content) against Paimon's format.
+    ``length`` (from a listing) saves a request on object stores."""
     name = os.fspath(path)
     if not name.endswith(PUFFIN_SUFFIXES) and is_paimon_blob(name):
         from puffin_cli.analysis.paimon import validate_paimon
 
         return validate_paimon(name, profile=profile, max_blob_size=max_blob_size)
-    run = _Validation(name, max_blob_size)
+    run = _Validation(name, max_blob_size, fileio or default_io(), length)
     try:
         run.run()
         findings = apply_profile(profile, run.findings, run.metadata)
@@ -259,3 +276,25 @@ class ValidationRun:
         return cls(profile, strict, tuple(reports), len(reports), len(reports) - len(failed),
                    len(failed), sum(r.errors for r in reports), sum(r.warnings for r in reports),
                    sum(r.infos for r in reports), failed)
+
+
+# Objects validated at once: requests overlap; memory stays about this many blobs.
+CONCURRENT_OBJECTS = 16
+
+
+def validate_files(paths: Sequence[str], *, profile: str = SPEC,
+                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
+                   fileio: FileIO | None = None) -> list[FileReport]:
+    """:func:`validate_file` of each path, in order; objects in a store are validated
+    :data:`CONCURRENT_OBJECTS` at a time (local files one by one)."""
+    fileio = fileio or default_io()
+
+    def one(path: str) -> FileReport:
+        return validate_file(path, profile=profile, max_blob_size=max_blob_size, fileio=fileio)
+
+    if len(paths) < 2 or not any(is_remote(p) for p in paths):
+        return [one(p) for p in paths]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(CONCURRENT_OBJECTS, len(paths))) as pool:
+        return list(pool.map(one, paths))

@@ -4,22 +4,27 @@ decoded summary as a JSON document (``--json``)."""
 from __future__ import annotations
 
 import io
-import os
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import click
 
 from puffin_cli.cli.grammar import Command, emit, renamed_choice
-from puffin_cli.cli.options import json_option, max_blob_size_option, output_file_option
+from puffin_cli.cli.options import (
+    force_option,
+    io_option,
+    json_option,
+    max_blob_size_option,
+    output_file_option,
+)
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.paimon_blob import is_paimon_blob
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import DV_BLOB_TYPE, PUFFIN_SUFFIXES, THETA_BLOB_TYPE
+from puffin_cli.storage import default_io
 
 FORMATS = ("bytes", "hex", "positions", "sketch")
 # The old --format (before --as and --json).
@@ -64,35 +69,34 @@ def _select(reader: PuffinReader, index: int | None, type_name: str | None,
 
 
 @contextmanager
-def _output(path: str | None) -> Iterator[IO[bytes]]:
-    """Standard output, or a temp file beside ``path`` renamed onto it when writing succeeds
-    (a failed dump leaves nothing at ``path``)."""
+def _output(path: str | None, force: bool) -> Iterator[IO[bytes]]:
+    """Standard output, or the storage output for ``path``, published only when writing
+    succeeds (a failed dump leaves nothing at ``path``; an existing file is replaced only with
+    ``force``, a special file never)."""
     if path is None:
         sys.stdout.flush()
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                dir=directory)
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as out:
-            yield out
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
+    with default_io().new_output(path).create(overwrite=force) as out:
+        yield cast(IO[bytes], out)  # write() is all the writers use
 
 
-def _write_hex(data: bytes, out: IO[bytes]) -> None:
+def _write_hex(chunks: Iterable[bytes], out: IO[bytes]) -> None:
+    """Hex text, :data:`HEX_LINE_BYTES` bytes a line, whatever the chunks' sizes."""
     step = HEX_LINE_BYTES * HEX_CHUNK_LINES
-    for start in range(0, len(data), step):
-        chunk = memoryview(data)[start:start + step]
-        lines = (chunk[i:i + HEX_LINE_BYTES].hex() for i in range(0, len(chunk), HEX_LINE_BYTES))
-        out.write(("\n".join(lines) + "\n").encode("ascii"))
+    carry = b""
+    for piece in chunks:
+        data = carry + piece
+        whole = len(data) - len(data) % HEX_LINE_BYTES
+        for start in range(0, whole, step):
+            chunk = memoryview(data)[start:min(start + step, whole)]
+            lines = (chunk[i:i + HEX_LINE_BYTES].hex()
+                     for i in range(0, len(chunk), HEX_LINE_BYTES))
+            out.write(("\n".join(lines) + "\n").encode("ascii"))
+        carry = data[whole:]
+    if carry:
+        out.write((carry.hex() + "\n").encode("ascii"))
 
 
 @click.command("dump-blob", cls=Command, renamed={"--format": _OLD_FORMAT})
@@ -103,6 +107,7 @@ def _write_hex(data: bytes, out: IO[bytes]) -> None:
               help="Select the blob whose fields include this field ID.")
 @output_file_option("the blob (atomically: a temp file renamed into place) instead of "
                     "standard output")
+@force_option
 @click.option("--raw", is_flag=True, help="The stored bytes, still compressed (--as bytes or "
               "hex).")
 @click.option("--as", "form", type=click.Choice(FORMATS), default="bytes", show_default=True,
@@ -113,10 +118,11 @@ def _write_hex(data: bytes, out: IO[bytes]) -> None:
 @click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True,
               help="Deletion-vector ranges in the --json summary.")
 @max_blob_size_option
+@io_option
 @click.pass_context
 def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str | None,
-              field_id: int | None, output: str | None, raw: bool, form: str, as_json: bool,
-              limit: int, max_blob_size: int) -> None:
+              field_id: int | None, output: str | None, force: bool, raw: bool, form: str,
+              as_json: bool, limit: int, max_blob_size: int) -> None:
     """Write one blob of FILE, chosen by INDEX (as `puffin inspect` numbers them) or by
     --type/--field: its bytes or another form of them (--as), or with --json its decoded
     summary (the blob's part of `puffin inspect --json`).
@@ -152,8 +158,8 @@ def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str |
             raise click.UsageError("--type and --field select Puffin blobs; name a Paimon BLOB "
                                    "row by its INDEX")
         dump_row(file, index, fmt="json" if as_json else form, raw=raw,
-                 max_blob_size=max_blob_size, output=lambda: _output(output),
-                 write_hex=_write_hex,
+                 max_blob_size=max_blob_size, output=lambda: _output(output, force),
+                 write_hex=lambda data, out: _write_hex((data,), out),
                  write_document=lambda result, out: _write_document(ctx, result, out))
         return
     with PuffinReader(file, max_blob_size=max_blob_size) as reader:
@@ -162,14 +168,24 @@ def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str |
         if needs is not None and not as_json and blob.type != needs:
             raise click.UsageError(f"--as {form} needs a blob of type {needs}; blob "
                                    f"{blob_index} is {blob.type}")
-        data = reader.read_raw(blob) if raw else reader.read_blob(blob)
+        if not as_json and form in ("bytes", "hex") and (raw or blob.compression_codec is None):
+            # As stored: streamed from the blob's byte range, never all in memory.
+            chunks = reader.stream_raw(blob)
+            with _output(output, force) as out:
+                if form == "hex":
+                    _write_hex(chunks, out)
+                else:
+                    for chunk in chunks:
+                        out.write(chunk)
+            return
+        data = reader.read_blob(blob)
         try:
             write = (_document(ctx, reader.path, blob_index, data, blob, limit) if as_json
                      else _writer(form, data, blob))
         except PuffinError as exc:
             exc.blob_index = blob_index
             raise exc.with_path(reader.path) from None
-    with _output(output) as out:
+    with _output(output, force) as out:
         write(out)
 
 
@@ -197,7 +213,7 @@ def _writer(form: str, data: bytes, blob: BlobMetadata) -> Callable[[IO[bytes]],
     if form == "bytes":
         return lambda out: out.write(data)
     if form == "hex":
-        return lambda out: _write_hex(data, out)
+        return lambda out: _write_hex((data,), out)
     if form == "positions":
         from puffin_cli.blobs.deletion_vector import decode_deletion_vector, write_positions_text
 

@@ -8,6 +8,7 @@ from puffin_cli.cli.grammar import Command, emit, renamed_option
 from puffin_cli.cli.main import EXIT_BAD_FILE
 from puffin_cli.cli.options import (
     catalog_option,
+    io_option,
     json_option,
     max_blob_size_option,
     path_option,
@@ -30,6 +31,7 @@ from puffin_cli.cli.options import (
                    "next to field IDs, from the schema of each blob's snapshot.")
 @catalog_option
 @max_blob_size_option
+@io_option
 @click.pass_context
 def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str, ...],
             as_json: bool, no_decode: bool, limit: int, footer_size: int | None,

@@ -51,8 +51,13 @@ def quiet_option(func: F) -> F:
 def output_file_option(what: str) -> Callable[[F], F]:
     """``-o/--output FILE``: where a command writes its output file instead of stdout."""
     return click.option("-o", "--output", "output", default=None, metavar="FILE",
-                        type=click.Path(dir_okay=False),
-                        help=f"Write {what} to FILE.")
+                        help=f"Write {what} to FILE (a path or an object).")
+
+
+def force_option(func: F) -> F:
+    """``--force``: an existing output file may be replaced (a FIFO or device never is)."""
+    return click.option("--force", is_flag=True,
+                        help="Replace the output file if it exists.")(func)
 
 
 def snapshot_option(help_text: str) -> Callable[[F], F]:
@@ -128,6 +133,36 @@ def spark_conf_option(func: F) -> F:
                         callback=_spark_conf,
                         help="A Spark setting (repeatable), as spark-submit's --conf. A "
                              "running session (spark-submit) takes its spark.sql.* ones.")(func)
+
+
+def _io_properties(ctx: click.Context, param: click.Parameter,
+                   value: tuple[str, ...]) -> dict[str, str]:
+    from puffin_cli.storage import configure
+    from puffin_cli.storage.config import unknown_properties
+
+    properties = {}
+    for spec in value:
+        key, sep, setting = spec.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise click.BadParameter(f"{spec!r}: expected KEY=VALUE (e.g. "
+                                     "s3.endpoint=http://127.0.0.1:9000)", ctx, param)
+        properties[key] = setting
+    unknown = unknown_properties(properties)
+    if unknown:
+        raise click.BadParameter(f"{unknown[0]!r} is not a FileIO property (s3.*, gcs.*, "
+                                 "adls.*, client.*; see docs/cli.md)", ctx, param)
+    configure(properties)
+    return properties
+
+
+def io_option(func: F) -> F:
+    """``--io KEY=VALUE`` (repeatable): storage properties with pyiceberg's FileIO names,
+    applied to every location the command reads or writes."""
+    return click.option("--io", "io_properties", multiple=True, metavar="KEY=VALUE",
+                        callback=_io_properties, expose_value=False,
+                        help="Object-store setting, pyiceberg FileIO name (repeatable): "
+                             "s3.endpoint=URL, s3.region=..., adls.*, gcs.* (docs/cli.md).")(func)
 
 
 def catalog_option(func: F) -> F:

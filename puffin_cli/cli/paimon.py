@@ -3,6 +3,7 @@ commands hand over to these functions when the file is a Paimon BLOB file."""
 
 from __future__ import annotations
 
+import io
 import struct
 import zlib
 from collections.abc import Callable
@@ -112,11 +113,15 @@ def entry_rows(entries: tuple[str, ...], entries_from: str | None) -> list[str |
     :null / :placeholder."""
     names = list(entries)
     if entries_from is not None:
+        from puffin_cli.storage import default_io
+
         try:
-            with open(entries_from, encoding="utf-8") as handle:
-                names += [line.rstrip("\n") for line in handle if line.strip()]
-        except (OSError, UnicodeDecodeError) as exc:
-            raise click.BadParameter(f"{entries_from}: {getattr(exc, 'strerror', None) or exc}",
+            with default_io().open_stream(entries_from) as raw:
+                text = io.TextIOWrapper(raw, encoding="utf-8")
+                names += [line.rstrip("\n") for line in text if line.strip()]
+        except (PuffinError, UnicodeDecodeError) as exc:
+            reason = exc.message if isinstance(exc, PuffinError) else exc
+            raise click.BadParameter(f"{entries_from}: {reason}",
                                      param_hint="--entries-from") from None
     return [_MARKERS.get(name, name) for name in names]
 

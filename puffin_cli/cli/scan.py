@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import IO
 
 import click
 
@@ -10,32 +11,48 @@ from puffin_cli.analysis.profiles import PROFILES
 from puffin_cli.cli.grammar import Command, emit, renamed_option, settings
 from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.options import (
+    force_option,
+    io_option,
     json_option,
     max_blob_size_option,
     output_file_option,
     quiet_option,
     spark_conf_option,
 )
+from puffin_cli.format.errors import PuffinError
 
 
 def _listed(files_from: str) -> list[str]:
+    """The locations listed in a file (``-``: standard input), read as a stream."""
+    import io
+
+    from puffin_cli.storage import default_io
+
+    def lines(handle: IO[bytes]) -> list[str]:
+        text = io.TextIOWrapper(handle, encoding="utf-8", errors="surrogateescape")
+        return [line.strip() for line in text if line.strip()]
+
+    if files_from == "-":
+        return lines(sys.stdin.buffer)
     try:
-        with open(files_from, encoding="utf-8") as handle:
-            return [line.strip() for line in handle if line.strip()]
-    except OSError as exc:
-        raise click.BadParameter(f"{files_from}: {exc.strerror}",
+        with default_io().open_stream(files_from) as handle:
+            return lines(handle)
+    except PuffinError as exc:
+        raise click.BadParameter(f"{files_from}: {exc.message}",
                                  param_hint="--files-from") from None
 
 
 @click.command("scan", cls=Command, renamed={"--format": renamed_option("--file-format")})
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
 @click.option("--files-from", metavar="FILE",
-              help="Also scan the files listed in FILE (one path per line).")
+              help="Also scan the files listed in FILE (one location per line; '-': "
+                   "standard input).")
 @click.option("--spark", "use_spark", is_flag=True,
               help="Validate on Spark executors (else in this process).")
 @click.option("--master", default=None, metavar="URL",
               help="Spark master (default local[*]; ignored under spark-submit).")
 @output_file_option("every file's findings (one record per file)")
+@force_option
 @click.option("--file-format", "output_format", type=click.Choice(["jsonl", "parquet"]),
               default=None, help="Format of the --output file (default: from its extension, "
                                  ".parquet or else JSON lines).")
@@ -45,10 +62,12 @@ def _listed(files_from: str) -> list[str]:
 @max_blob_size_option
 @json_option
 @quiet_option
+@io_option
 @click.pass_context
 def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use_spark: bool,
-         master: str | None, output: str | None, output_format: str | None, profile: str,
-         spark_conf: dict[str, str], max_blob_size: int, as_json: bool, quiet: bool) -> None:
+         master: str | None, output: str | None, force: bool, output_format: str | None,
+         profile: str, spark_conf: dict[str, str], max_blob_size: int, as_json: bool,
+         quiet: bool) -> None:
     """Validate every Puffin file under PATH (directories are searched recursively, as
     `puffin validate` does) with the checks of `puffin validate`.
 
@@ -75,7 +94,7 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
         output_format = "parquet" if output.endswith(".parquet") else "jsonl"
     debug = settings(ctx).debug
     result = run_scan(files, master=master, profile=profile, max_blob_size=max_blob_size,
-                      output=output, output_format=output_format or "jsonl",
+                      output=output, output_format=output_format or "jsonl", force=force,
                       use_spark=use_spark, spark_conf=spark_conf, quiet_spark=not debug)
     if as_json or not quiet:
         emit(ctx, result, "puffin_cli.render.stats:scan_view", as_json=as_json)

@@ -9,6 +9,7 @@ import click
 from puffin_cli.cli.grammar import Group, emit, renamed_flag, settings
 from puffin_cli.cli.options import (
     catalog_option,
+    io_option,
     json_option,
     quiet_option,
     relocate_option,
@@ -77,6 +78,7 @@ class _Display:
 @catalog_option
 @quiet_option
 @json_option
+@io_option
 @click.pass_context
 def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: int | None,
             commit: bool, master: str | None, uuid_hash: str, spark_conf: dict[str, str],

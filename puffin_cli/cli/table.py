@@ -6,7 +6,13 @@ import click
 
 from puffin_cli.cli.grammar import Command, emit
 from puffin_cli.cli.main import EXIT_BAD_FILE
-from puffin_cli.cli.options import catalog_option, json_option, relocate_option, snapshot_option
+from puffin_cli.cli.options import (
+    catalog_option,
+    io_option,
+    json_option,
+    relocate_option,
+    snapshot_option,
+)
 
 
 @click.command("table", cls=Command)
@@ -20,6 +26,7 @@ from puffin_cli.cli.options import catalog_option, json_option, relocate_option,
 @click.option("--no-validate", is_flag=True,
               help="Skip validating each Puffin file itself (table cross-checks only).")
 @json_option
+@io_option
 @click.pass_context
 def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots: bool,
           relocate: list[tuple[str, str]], catalog: str | None, no_validate: bool,

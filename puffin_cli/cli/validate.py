@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import glob
-import os
 import sys
 from collections.abc import Iterator
 
@@ -12,50 +10,58 @@ import click
 from puffin_cli.analysis.profiles import PROFILES
 from puffin_cli.cli.grammar import Command, emit, renamed_choice
 from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
-from puffin_cli.cli.options import json_option, max_blob_size_option, path_option, quiet_option
+from puffin_cli.cli.options import (
+    io_option,
+    json_option,
+    max_blob_size_option,
+    path_option,
+    quiet_option,
+)
+from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.paimon_blob import MAGIC_BYTES as PAIMON_RECORD_MAGIC
 from puffin_cli.format.paimon_blob import SUFFIX as PAIMON_SUFFIX
 from puffin_cli.format.spec import MAGIC, PUFFIN_SUFFIXES
+from puffin_cli.storage import FileInfo, FileIO, default_io, has_magic
 
-_GLOB_CHARS = frozenset("*?[")
 
-
-def _looks_like_puffin(path: str) -> bool:
+def _looks_like_puffin(fileio: FileIO, info: FileInfo) -> bool:
     """A Puffin file or a Paimon BLOB file, by name or by its first bytes."""
-    if path.endswith((*PUFFIN_SUFFIXES, PAIMON_SUFFIX)):
+    if info.location.endswith((*PUFFIN_SUFFIXES, PAIMON_SUFFIX)):
         return True
+    if info.size < len(MAGIC):
+        return False
     try:
-        with open(path, "rb") as f:
-            return f.read(len(MAGIC)) in (MAGIC, PAIMON_RECORD_MAGIC)
-    except OSError:
+        with fileio.new_input(info.location, length=info.size) as source:
+            return source.read(0, len(MAGIC)) in (MAGIC, PAIMON_RECORD_MAGIC)
+    except PuffinError:
         return False
 
 
-def _walk(directory: str) -> Iterator[str]:
-    for root, dirs, files in os.walk(directory):
-        dirs.sort()
-        for name in sorted(files):
-            path = os.path.join(root, name)
-            if os.path.isfile(path) and _looks_like_puffin(path):
-                yield path
+def _walk(fileio: FileIO, directory: str) -> Iterator[str]:
+    for info in fileio.list_files(directory):
+        if _looks_like_puffin(fileio, info):
+            yield info.location
 
 
-def expand(args: list[str]) -> list[str]:
-    """Files as given, directories searched recursively for Puffin files, glob patterns
-    expanded; duplicates dropped, first-seen order kept."""
+def expand(args: list[str], fileio: FileIO | None = None) -> list[str]:
+    """Files as given, directories (and object-store prefixes) searched recursively for Puffin
+    files, glob patterns expanded; duplicates dropped, first-seen order kept."""
+    fileio = fileio or default_io()
     found: dict[str, None] = {}
     for arg in args:
-        if os.path.isdir(arg):
-            found.update(dict.fromkeys(_walk(arg)))
-        elif os.path.exists(arg) or arg.startswith("file:"):
+        info = fileio.stat(arg)
+        if info is not None and info.kind == "dir":
+            found.update(dict.fromkeys(_walk(fileio, arg)))
+        elif info is not None:
             found[arg] = None
-        elif _GLOB_CHARS & set(arg):
-            matches = sorted(glob.glob(arg, recursive=True))
+        elif has_magic(arg):
+            matches = fileio.glob(arg)
             if not matches:
                 raise click.UsageError(f"{arg}: the pattern matches no files")
             for match in matches:
-                if os.path.isdir(match):
-                    found.update(dict.fromkeys(_walk(match)))
+                matched = fileio.stat(match)
+                if matched is not None and matched.kind == "dir":
+                    found.update(dict.fromkeys(_walk(fileio, match)))
                 else:
                     found[match] = None
         else:
@@ -82,6 +88,7 @@ _OLD_FORMAT = renamed_choice("--json", {"human": [], "json": ["--json"], "github
                    "view.")
 @quiet_option
 @max_blob_size_option
+@io_option
 @click.pass_context
 def validate(ctx: click.Context, paths: tuple[str, ...], path_options: tuple[str, ...],
              profile: str, strict: bool, verbose: bool, as_json: bool, github: bool,
@@ -104,7 +111,7 @@ def validate(ctx: click.Context, paths: tuple[str, ...], path_options: tuple[str
     Exit codes: 0 no file has an error (with --strict: nor a warning),
                 1 some file does, 2 usage error.
     """
-    from puffin_cli.analysis.validate import ValidationRun, validate_file
+    from puffin_cli.analysis.validate import ValidationRun, validate_files
 
     if as_json and github:
         raise click.UsageError("--json and --github exclude each other")
@@ -115,7 +122,7 @@ def validate(ctx: click.Context, paths: tuple[str, ...], path_options: tuple[str
     if not files:
         raise click.UsageError(f"no Puffin files found in {', '.join(names)}")
     run = ValidationRun.of(
-        [validate_file(f, profile=profile, max_blob_size=max_blob_size) for f in files],
+        validate_files(files, profile=profile, max_blob_size=max_blob_size),
         profile=profile, strict=strict)
     if as_json or not quiet:
         view = "github" if github else "every_file" if verbose else "problems"

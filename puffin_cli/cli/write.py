@@ -25,7 +25,13 @@ from puffin_cli.analysis.write.plan import (
 )
 from puffin_cli.analysis.write.spec import load_spec, parse_type
 from puffin_cli.cli.grammar import Command, emit, renamed_flag, renamed_option
-from puffin_cli.cli.options import json_option, output_file_option, quiet_option, uuid_hash_option
+from puffin_cli.cli.options import (
+    io_option,
+    json_option,
+    output_file_option,
+    quiet_option,
+    uuid_hash_option,
+)
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.paimon_blob import SUFFIX as PAIMON_SUFFIX
 from puffin_cli.format.spec import CREATED_BY
@@ -145,7 +151,7 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
                short_help="Write a Puffin file: Theta sketches, deletion vectors, raw blobs.",
                renamed={"--snapshot-id": renamed_option("--snapshot"),
                         "--uuid-as-string": renamed_flag("--uuid-hash", "text")})
-@click.argument("target", metavar="OUTPUT", required=False, type=click.Path(dir_okay=False))
+@click.argument("target", metavar="OUTPUT", required=False)
 @output_file_option("the Puffin file (the same as giving OUTPUT)")
 @click.option("--spec", "spec_path", metavar="SPEC.json",
               help="Blobs and properties as a JSON document ('-': stdin); see docs/write.md.")
@@ -154,14 +160,14 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
                    "--positions and/or --positions-file.")
 @click.option("--positions", multiple=True, metavar="LIST",
               help="Positions and inclusive ranges for the preceding --dv: 0,2,4,10-20.")
-@click.option("--positions-file", multiple=True, type=click.Path(exists=True, dir_okay=False),
+@click.option("--positions-file", multiple=True, metavar="FILE",
               help="One position or START-END range per line, for the preceding --dv.")
 @click.option("--theta", multiple=True, metavar="FIELD_ID",
               help="A Theta sketch of field FIELD_ID; follow it with --type and --values-file.")
 @click.option("--type", "iceberg_type", multiple=True, metavar="TYPE",
               help="Iceberg type of the preceding --theta's values: long, string, "
                    "decimal(10,2), timestamptz, fixed[16], ...")
-@click.option("--values-file", multiple=True, type=click.Path(exists=True, dir_okay=False),
+@click.option("--values-file", multiple=True, metavar="FILE",
               help="One value per line, parsed as --type (see docs/write.md for the forms).")
 @click.option("--from-parquet", multiple=True, metavar="PATH|GLOB",
               help="Parquet data files (repeatable, globs allowed): one Theta sketch per column "
@@ -201,6 +207,7 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
 @json_option
 @quiet_option
+@io_option
 @click.pass_context
 def write(ctx: click.Context, /, target: str | None, output: str | None, spec_path: str | None,
           columns: str | None, field_id_options: tuple[str, ...], snapshot_id: int | None,

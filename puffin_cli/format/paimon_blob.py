@@ -21,7 +21,6 @@ only when the index is larger than the tail; record data is read only when asked
 from __future__ import annotations
 
 import os
-import stat
 import struct
 import zlib
 from array import array
@@ -29,11 +28,11 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from types import TracebackType
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
-from puffin_cli.format.io import RangeFile
+from puffin_cli.storage import StorageError, default_io
 
 SUFFIX = ".blob"
 MAGIC = 1481511375
@@ -232,7 +231,7 @@ class PaimonBlobReader:
     """
 
     def __init__(self, location: str | os.PathLike[str], *, memory_limit: int) -> None:
-        self.source = RangeFile(location)
+        self.source = default_io().new_input(location)
         self.path = self.source.name
         try:
             self.index = self._read_index(memory_limit)
@@ -363,7 +362,7 @@ def is_paimon_blob(location: str | os.PathLike[str]) -> bool:
     if name.endswith(SUFFIX):
         return True
     try:
-        with RangeFile(location) as source:
+        with default_io().new_input(location) as source:
             if source.size < TRAILER_SIZE:
                 return False
             head = source.read(0, min(4, source.size))
@@ -580,24 +579,13 @@ class BlobWriteResult:
 
 def _entry_chunks(path: str, chunk: int = CHUNK) -> Iterator[bytes]:
     """The bytes of the regular file ``path``, in chunks (a FIFO or device is refused before
-    it is opened, so that it cannot block or stream without end)."""
+    it is read, so that it cannot block or stream without end)."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise PuffinError("entry is not a regular file", code="write.entry", path=path)
-        handle = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below
-    except OSError as exc:
-        raise PuffinError(f"cannot read entry: {exc.strerror}", code="write.entry",
+        with default_io().new_input(path) as source:
+            yield from source.stream(chunk=chunk)
+    except StorageError as exc:
+        raise PuffinError(f"cannot read entry: {exc.message}", code="write.entry",
                           path=path) from None
-    with handle:
-        while True:
-            try:
-                data = handle.read(chunk)
-            except OSError as exc:
-                raise PuffinError(f"cannot read entry: {exc.strerror}", code="write.entry",
-                                  path=path) from None
-            if not data:
-                return
-            yield data
 
 
 def write_blob_file(target: str | os.PathLike[str], rows: Iterable[str | Marker], *,
@@ -608,18 +596,9 @@ def write_blob_file(target: str | os.PathLike[str], rows: Iterable[str | Marker]
     and moved into place when complete (never replacing an existing file unless
     ``overwrite``)."""
     name = os.fspath(target)
-    if not overwrite and os.path.exists(name):
-        raise PuffinError("file exists; not overwriting it", code="write.exists", path=name)
-    directory = os.path.dirname(os.path.abspath(name))
-    temp = os.path.join(directory, f".{os.path.basename(name)}.{os.urandom(6).hex()}.tmp")
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except OSError as exc:
-        raise PuffinError(f"cannot write: {exc.strerror}", code="write.open",
-                          path=name) from None
-    try:
-        with os.fdopen(fd, "wb", buffering=CHUNK) as out:
-            encoder = BlobFileEncoder(out)
+        with default_io().new_output(name).create(overwrite) as out:
+            encoder = BlobFileEncoder(cast(BinaryIO, out))  # write() is all it uses
             for source in rows:
                 if source is Marker.NULL:
                     encoder.add_null()
@@ -628,21 +607,8 @@ def write_blob_file(target: str | os.PathLike[str], rows: Iterable[str | Marker]
                 else:
                     encoder.add(_entry_chunks(source))
             size = encoder.finish()
-            out.flush()
-            os.fsync(out.fileno())
-        if overwrite:
-            os.replace(temp, name)
-        else:
-            try:
-                os.link(temp, name)
-            except FileExistsError:
-                raise PuffinError("file appeared while writing; not overwriting it",
-                                  code="write.exists", path=name) from None
     except OSError as exc:
         raise PuffinError(f"cannot write: {exc.strerror}", code="write.io", path=name) from None
-    finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
     lengths = encoder.lengths
     return BlobWriteResult(name, size, len(lengths), lengths.count(NULL_LENGTH),
                            lengths.count(PLACEHOLDER_LENGTH),

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from types import TracebackType
 
 from puffin_cli.format import codecs
 from puffin_cli.format.errors import BlobTooLargeError, EncryptedFileError, PuffinError
 from puffin_cli.format.findings import Finding, Severity
-from puffin_cli.format.io import RangeFile
 from puffin_cli.format.metadata import BlobMetadata, FileMetadata, FooterInfo, decode_footer_json
 from puffin_cli.format.spec import (
     CODEC_LZ4,
@@ -31,6 +31,7 @@ from puffin_cli.format.spec import (
     MAGIC_LENGTH,
     MIN_FILE_LENGTH,
 )
+from puffin_cli.storage import FileIO, InputFile, default_io
 
 
 @dataclass(frozen=True)
@@ -47,33 +48,30 @@ def _error(findings: list[Finding], code: str, message: str, offset: int | None)
     findings.append(Finding(code, Severity.ERROR, message, offset))
 
 
-def read_footer(source: RangeFile, *, footer_size: int | None = None,
+def read_footer(source: InputFile, *, footer_size: int | None = None,
                 tail_read: int = DEFAULT_TAIL_READ,
                 max_payload: int = DEFAULT_MAX_BLOB_SIZE) -> FooterRead:
     """Locate and check the footer structure, collecting every finding along the way."""
     findings: list[Finding] = []
+    # One read of the tail, which also learns the size (one request on an object store).
+    tail = source.read_tail(max(footer_size, 0) if footer_size is not None else tail_read)
     size = source.size
     if size < MIN_FILE_LENGTH:
-        head = source.read(0, min(size, MAGIC_LENGTH))
-        if head == ENCRYPTED_MAGIC:
+        if tail[:MAGIC_LENGTH] == ENCRYPTED_MAGIC:
             raise EncryptedFileError("encrypted Iceberg file (AES-GCM stream, magic AGS1): key "
                                      "needed", code="file.encrypted", offset=0)
         what = "empty" if size == 0 else f"{size} bytes"
         _error(findings, "file.too-short", f"file is {what}; the smallest Puffin file is "
                f"{MIN_FILE_LENGTH} bytes (magic and an empty footer)", size)
         return FooterRead(None, None, findings)
-    if footer_size is not None:
-        if footer_size < FOOTER_OVERHEAD or footer_size > size - MAGIC_LENGTH:
-            raise PuffinError(f"given footer size {footer_size} is impossible for a file of "
-                              f"{size} bytes", code="footer.size-mismatch")
-        want = footer_size
-    else:
-        want = min(size, tail_read)
-    tail_start = size - want
-    tail = source.read(tail_start, want)
+    if footer_size is not None and not FOOTER_OVERHEAD <= footer_size <= size - MAGIC_LENGTH:
+        raise PuffinError(f"given footer size {footer_size} is impossible for a file of "
+                          f"{size} bytes", code="footer.size-mismatch")
+    tail_start = size - len(tail)
     struct_at = size - FOOTER_STRUCT_LENGTH
     if tail[-MAGIC_LENGTH:] != MAGIC:
-        if source.read(0, MAGIC_LENGTH) == ENCRYPTED_MAGIC:
+        head = tail[:MAGIC_LENGTH] if tail_start == 0 else source.read(0, MAGIC_LENGTH)
+        if head == ENCRYPTED_MAGIC:
             raise EncryptedFileError("encrypted Iceberg file (AES-GCM stream, magic AGS1): key "
                                      "needed", code="file.encrypted", offset=0)
         _error(findings, "footer.magic", f"footer end magic is {tail[-MAGIC_LENGTH:].hex()}, "
@@ -129,13 +127,16 @@ class PuffinReader:
     """Read a Puffin file's metadata and blobs. Never writes to the file.
 
     ``footer_size`` (Iceberg's ``file-footer-size-in-bytes``) makes the metadata read exactly the
-    footer; ``max_blob_size`` bounds the bytes any one blob may need in memory.
+    footer; ``max_blob_size`` bounds the bytes any one blob may need in memory. ``length``
+    (``file-size-in-bytes``, a listing's size) saves asking the store for it; ``fileio`` is the
+    storage configuration (the process default otherwise).
     """
 
     def __init__(self, location: str | os.PathLike[str], *, footer_size: int | None = None,
-                 max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> None:
+                 max_blob_size: int = DEFAULT_MAX_BLOB_SIZE, length: int | None = None,
+                 fileio: FileIO | None = None) -> None:
         self.path = os.fspath(location)
-        self._file = RangeFile(location)
+        self._file = (fileio or default_io()).new_input(location, length=length)
         self._footer_size = footer_size
         self.max_blob_size = max_blob_size
         self._footer: FooterInfo | None = None
@@ -216,6 +217,13 @@ class PuffinReader:
         index = self._index_of(blob)
         self._check_range(blob, index)
         return self._file.read(blob.offset, blob.length)
+
+    def stream_raw(self, blob: BlobMetadata) -> Iterator[bytes]:
+        """The blob's stored bytes in chunks (one ranged request on an object store), never
+        all in memory: for copying a blob out as it is."""
+        index = self._index_of(blob)
+        self._check_range(blob, index)
+        return self._file.stream(blob.offset, blob.length)
 
     def read_blob(self, blob: BlobMetadata) -> bytes:
         """The blob's bytes, decompressed."""

@@ -1,8 +1,8 @@
-"""PuffinWriter: streams blobs to a temp file beside the target, then renames it into place.
+"""PuffinWriter: streams blobs into a storage output that is published only when complete.
 
-A failed or interrupted write leaves nothing at the target. With ``overwrite=False`` an existing
-target is never replaced, even by a writer racing this one (the final step is a hard link,
-which fails when the name exists).
+A failed or interrupted write leaves nothing at the target (locally: a temp file beside the
+target, then a hard link or rename; on object stores: one create-only PUT). With
+``overwrite=False`` an existing target is never replaced, even by a writer racing this one.
 """
 
 from __future__ import annotations
@@ -12,11 +12,9 @@ import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import BinaryIO
 
 from puffin_cli import CREATED_BY as DEFAULT_CREATED_BY
 from puffin_cli.format import codecs
-from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata, FileMetadata
 from puffin_cli.format.spec import (
     CODEC_LZ4,
@@ -27,6 +25,7 @@ from puffin_cli.format.spec import (
     FOOTER_OVERHEAD,
     MAGIC,
 )
+from puffin_cli.storage import FileIO, OutputStream, default_io
 
 
 @dataclass(frozen=True)
@@ -49,26 +48,15 @@ class PuffinWriter:
     def __init__(self, target: str | os.PathLike[str], *,
                  properties: Mapping[str, str] | None = None,
                  created_by: str | None = DEFAULT_CREATED_BY,
-                 compress_footer: bool = False, overwrite: bool = False) -> None:
+                 compress_footer: bool = False, overwrite: bool = False,
+                 fileio: FileIO | None = None) -> None:
         self.target = os.fspath(target)
         self._properties = dict(properties or {})
         if created_by is not None and CREATED_BY not in self._properties:
             self._properties[CREATED_BY] = created_by
         self._compress_footer = compress_footer
-        self._overwrite = overwrite
-        if not overwrite and os.path.exists(self.target):
-            raise PuffinError("file exists; not overwriting it", code="write.exists",
-                              path=self.target)
-        directory = os.path.dirname(os.path.abspath(self.target))
-        # Not tempfile.mkstemp: its 0600 mode would end up on the target; this honours the umask.
-        self._temp = os.path.join(
-            directory, f".{os.path.basename(self.target)}.{os.urandom(6).hex()}.tmp")
-        try:
-            fd = os.open(self._temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except OSError as exc:
-            raise PuffinError(f"cannot write: {exc.strerror}", code="write.open",
-                              path=self.target) from None
-        self._out: BinaryIO = os.fdopen(fd, "wb")
+        self._out: OutputStream = (fileio or default_io()).new_output(self.target).create(
+            overwrite)
         self._out.write(MAGIC)
         self._position = len(MAGIC)
         self._blobs: list[BlobMetadata] = []
@@ -116,27 +104,14 @@ class PuffinWriter:
             flags[FLAG_FOOTER_COMPRESSED_BYTE] |= 1 << FLAG_FOOTER_COMPRESSED_BIT
         self._out.write(MAGIC + payload + struct.pack("<i", len(payload)) + flags + MAGIC)
         footer_size = FOOTER_OVERHEAD + len(payload)
-        self._out.flush()
-        os.fsync(self._out.fileno())
-        self._out.close()
-        if self._overwrite:
-            os.replace(self._temp, self.target)
-        else:
-            try:
-                os.link(self._temp, self.target)
-            except FileExistsError:
-                raise PuffinError("file appeared while writing; not overwriting it",
-                                  code="write.exists", path=self.target) from None
-            os.unlink(self._temp)
+        self._out.commit()
         self._done = True
         return WriteResult(self.target, self._position + footer_size, footer_size, metadata)
 
     def abort(self) -> None:
-        """Drop the temp file; the target is left as it was."""
-        if not self._out.closed:
-            self._out.close()
-        if os.path.exists(self._temp):
-            os.unlink(self._temp)
+        """Drop what was written; the target is left as it was."""
+        if not self._out.done:
+            self._out.abort()
         self._done = True
 
     def __enter__(self) -> PuffinWriter:

@@ -103,30 +103,33 @@ def summarize(tally: Tally, output: str | None, output_format: str | None,
         output=output, output_format=output_format, seconds=round(seconds, 3))
 
 
-def write_records(records: Sequence[dict[str, Any]], output: str, output_format: str) -> None:
+def write_records(records: Sequence[dict[str, Any]], output: str, output_format: str,
+                  force: bool = False) -> None:
     """JSON lines (one file report per line) or Parquet (one row per file, findings a list of
-    structs), written to a temp file and renamed into place."""
+    structs), published only when complete (an existing output is replaced only with
+    ``force``)."""
     import json
-    import os
 
-    temp = f"{output}.{os.getpid()}.tmp"
+    from puffin_cli.storage import default_io
+
     try:
-        if output_format == "jsonl":
-            with open(temp, "w", encoding="utf-8") as handle:
+        with default_io().new_output(output).create(overwrite=force) as out:
+            if output_format == "jsonl":
                 for record in records:
-                    handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        else:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
+                    out.write((json.dumps(record, ensure_ascii=False) + "\n").encode())
+            else:
+                import io
 
-            pq.write_table(pa.Table.from_pylist(list(records), schema=_arrow_schema()), temp)
-        os.replace(temp, output)
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                table = pa.Table.from_pylist(list(records), schema=_arrow_schema())
+                buffer = io.BytesIO()  # one small row per file
+                pq.write_table(table, buffer)
+                out.write(buffer.getbuffer())
     except OSError as exc:
         raise PuffinError(f"cannot write: {exc.strerror}", code="scan.output",
                           path=output) from None
-    finally:
-        if os.path.exists(temp):
-            os.unlink(temp)
 
 
 def _arrow_schema() -> Any:
@@ -145,7 +148,7 @@ def _arrow_schema() -> Any:
 def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spec",
          max_blob_size: int, output: str | None = None, output_format: str = "jsonl",
          use_spark: bool = True, spark_conf: dict[str, str] | None = None,
-         quiet_spark: bool = True) -> ScanResult:
+         quiet_spark: bool = True, force: bool = False) -> ScanResult:
     """Validate ``paths`` (on Spark executors with ``use_spark``, else in this process)."""
     start = time.monotonic()
     keep = output is not None
@@ -163,9 +166,11 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
                 lambda share: validate_share(share, profile, max_blob_size, keep)).collect():
             tally.merge(part)
     else:
-        for part in validate_share(paths, profile, max_blob_size, keep):
-            tally.merge(part)
+        from puffin_cli.analysis.validate import validate_files
+
+        for report in validate_files(paths, profile=profile, max_blob_size=max_blob_size):
+            tally.add(report, keep)
     if output is not None:
-        write_records(tally.records, output, output_format)
+        write_records(tally.records, output, output_format, force)
     return summarize(tally, output, output_format if output else None,
                      time.monotonic() - start)

@@ -23,7 +23,6 @@ Row positions are positions in the whole file.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,6 +35,7 @@ from puffin_cli.analysis.stats.files import (
     PositionDeleteFile,
 )
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.storage import StorageError, default_io
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,9 +72,17 @@ class SliceSpec:
 
 
 def read_error(path: str, fmt: str, exc: Exception) -> PuffinError:
-    if isinstance(exc, FileNotFoundError):
+    if isinstance(exc, FileNotFoundError) or getattr(exc, "code", None) == "io.not-found":
         return PuffinError(f"{fmt} file not found", code="stats.read", path=path)
+    if isinstance(exc, StorageError):
+        return PuffinError(f"cannot read the {fmt} file: {exc.message}", code="stats.read",
+                           path=path)
     return PuffinError(f"cannot read the {fmt} file: {exc}", code="stats.read", path=path)
+
+
+def _size(location: str) -> int:
+    with default_io().new_input(location) as source:
+        return source.size
 
 
 def _named(batch: Any, names: dict[int, str]) -> dict[int, Any]:
@@ -132,7 +140,7 @@ def _parquet_batches(s: SliceSpec, columns: Sequence[Column], whole: bool
                      ) -> Iterator[tuple[int, int, dict[int, Any]]]:
     import pyarrow.parquet as pq
 
-    pf = pq.ParquetFile(s.local)
+    pf = pq.ParquetFile(default_io().open_reader(s.local))
     schema = pf.schema_arrow
     if _has_parquet_ids(schema):
         present = _parquet_ids(schema)
@@ -169,7 +177,7 @@ def _orc_batches(s: SliceSpec, columns: Sequence[Column], whole: bool
                  ) -> Iterator[tuple[int, int, dict[int, Any]]]:
     import pyarrow.orc as po
 
-    orc = po.ORCFile(s.local)
+    orc = po.ORCFile(default_io().open_reader(s.local))
     in_file = orc.schema.names
     if s.orc_names is None:  # no iceberg.id attribute in the file
         names = _mapped(s, columns, in_file)
@@ -230,7 +238,7 @@ def _avro_batches(s: SliceSpec, columns: Sequence[Column], whole: bool
     import fastavro
     import pyarrow as pa
 
-    with open(s.local, "rb") as source:
+    with default_io().open_reader(s.local) as source:
         blocks = fastavro.block_reader(source)
         writer = blocks.writer_schema
         fields = [f for f in (writer.get("fields", []) if isinstance(writer, dict) else [])
@@ -285,8 +293,11 @@ def read_batches(s: SliceSpec, columns: Sequence[Column]
                           f"(supported: {', '.join(_READERS)})", code="stats.format",
                           path=s.local)
     try:
-        whole = s.start <= 0 and s.start + s.length >= os.path.getsize(s.local)
+        whole = s.start <= 0 and (s.start + s.length >= WHOLE_FILE
+                                  or s.start + s.length >= _size(s.local))
         yield from reader(s, columns, whole)
+    except StorageError as exc:
+        raise read_error(s.local, s.file_format, exc) from None
     except PuffinError:
         raise
     except Exception as exc:  # any reader failure becomes one clear error

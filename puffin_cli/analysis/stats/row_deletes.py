@@ -20,6 +20,7 @@ from puffin_cli.analysis.stats.files import (
 )
 from puffin_cli.blobs.arrow_values import SerializedColumn, serialize_column
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.storage import StorageError, default_io
 
 if TYPE_CHECKING:
     import numpy as np
@@ -34,10 +35,8 @@ def _dv_positions(dv: DeletionVectorRef) -> Int64Array:
     import numpy as np
 
     from puffin_cli.blobs.deletion_vector import decode_deletion_vector, iter_position_chunks
-    from puffin_cli.format.io import RangeFile
-
     try:
-        with RangeFile(dv.puffin_local) as source:
+        with default_io().new_input(dv.puffin_local) as source:
             data = source.read(dv.offset, dv.length)
         decoded = decode_deletion_vector(data, dv.offset)
     except PuffinError as exc:
@@ -54,15 +53,17 @@ def _read_position_deletes(d: PositionDeleteFile) -> Any:
         if d.file_format == "parquet":
             import pyarrow.parquet as pq
 
-            table = pq.read_table(d.local, columns=["file_path", "pos"])
+            with default_io().open_reader(d.local) as handle:
+                table = pq.read_table(handle, columns=["file_path", "pos"])
         elif d.file_format == "orc":
             import pyarrow.orc as po
 
-            table = po.read_table(d.local, columns=["file_path", "pos"])
+            with default_io().open_reader(d.local) as handle:
+                table = po.read_table(handle, columns=["file_path", "pos"])
         elif d.file_format == "avro":
             import fastavro
 
-            with open(d.local, "rb") as source:
+            with default_io().open_stream(d.local) as source:
                 records: list[Any] = [(r["file_path"], r["pos"])  # type: ignore[index,call-overload]
                                       for r in fastavro.reader(source)]
             table = pa.table({"file_path": pa.array([r[0] for r in records], pa.string()),
@@ -71,6 +72,8 @@ def _read_position_deletes(d: PositionDeleteFile) -> Any:
             raise PuffinError(f"position delete file format {d.file_format!r} is not "
                               "supported (supported: parquet, orc, avro)", code="stats.format",
                               path=d.local)
+    except StorageError as exc:
+        raise read_error(d.local, d.file_format, exc) from None
     except PuffinError:
         raise
     except Exception as exc:

@@ -66,10 +66,10 @@ from puffin_cli.analysis.table.report import (
 )
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
-from puffin_cli.format.io import RangeFile
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import DV_BLOB_TYPE, MAGIC, NDV_PROPERTY, REFERENCED_DATA_FILE_PROPERTY
+from puffin_cli.storage import default_io
 
 PUFFIN_SUFFIXES = (".puffin", ".stats")
 
@@ -119,7 +119,7 @@ class _Analysis:
             found = _PuffinFile(exists=False)
         else:
             found = _PuffinFile(exists=True, size=os.path.getsize(local))
-            with RangeFile(local) as head:
+            with default_io().new_input(local) as head:
                 found.is_puffin = head.size >= len(MAGIC) and head.read(0, len(MAGIC)) == MAGIC
             if found.is_puffin:
                 try:
@@ -303,7 +303,7 @@ class _Analysis:
         key = (offset, length)
         decoded = found.decoded.get(key)
         if decoded is None:
-            with RangeFile(self.mapper.local(entry.path)) as source:
+            with default_io().new_input(self.mapper.local(entry.path)) as source:
                 data = source.read(offset, length)
             decoded = dv_containers.decode_range(data, in_puffin=found.blobs is not None,
                                                  base_offset=offset)

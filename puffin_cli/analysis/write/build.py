@@ -15,8 +15,8 @@ building (:func:`build_blob`) reads one source and makes its bytes:
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
+import io
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -39,9 +39,11 @@ from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import (
     CARDINALITY_PROPERTY,
     CODEC_LZ4,
+    DEFAULT_MAX_BLOB_SIZE,
     NDV_PROPERTY,
 )
 from puffin_cli.format.writer import PuffinWriter
+from puffin_cli.storage import default_io
 
 if TYPE_CHECKING:
     import numpy as np
@@ -93,24 +95,58 @@ def _theta_hashes(iceberg_type: IcebergType, values: Any, uuid_as_string: bool
     return hash_iceberg_values(iceberg_type, values)
 
 
-def _read_values_file(source: ThetaFromValues) -> list[Any]:
-    assert source.values_file is not None
-    try:
-        with open(source.values_file, encoding="utf-8", newline="\n") as lines:
-            return parse_values(source.iceberg_type, lines)
-    except PuffinError as exc:
-        raise exc.with_path(source.values_file) from None
-    except UnicodeDecodeError as exc:
-        raise PuffinError(f"not UTF-8 text: {exc.reason}", code="value.parse",
-                          path=source.values_file, offset=exc.start) from None
+VALUES_CHUNK = 1 << 16  # lines of a values file parsed and hashed at a time
+MAX_VALUE_LINE = 16 << 20
+
+
+def _values_file_chunks(path: str) -> Iterator[tuple[int, list[str]]]:
+    """(number of the first line, lines) of a values file, :data:`VALUES_CHUNK` lines at a
+    time, read as a stream (pipes and ``<(…)`` work); a line longer than
+    :data:`MAX_VALUE_LINE` characters is an error."""
+    with default_io().open_stream(path) as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+        first = 1
+        while True:
+            lines: list[str] = []
+            for _ in range(VALUES_CHUNK):
+                line = text.readline(MAX_VALUE_LINE + 1)
+                if not line:
+                    break
+                if len(line) > MAX_VALUE_LINE and not line.endswith("\n"):
+                    raise PuffinError(f"line {first + len(lines)} is longer than "
+                                      f"{MAX_VALUE_LINE} characters", code="value.parse")
+                lines.append(line)
+            if not lines:
+                return
+            yield first, lines
+            first += len(lines)
 
 
 def theta_from_values(source: ThetaFromValues) -> CompactTheta:
-    """Iceberg's sketch of the values as one Spark partition, in order."""
-    from puffin_cli.blobs.theta import build_sketch
+    """Iceberg's sketch of the values as one Spark partition, in order: an Alpha sketch fed
+    in order, then the union's trim (a values file is read and hashed in chunks, so memory
+    stays bounded)."""
+    from puffin_cli.blobs.theta import AlphaSketch, ThetaAccumulator
 
-    values = list(source.values) if source.values is not None else _read_values_file(source)
-    return build_sketch(_theta_hashes(source.iceberg_type, values, source.uuid_as_string))
+    sketch = AlphaSketch()
+    if source.values is not None:
+        sketch.update(_theta_hashes(source.iceberg_type, list(source.values),
+                                    source.uuid_as_string))
+    else:
+        assert source.values_file is not None
+        try:
+            for first, lines in _values_file_chunks(source.values_file):
+                values = parse_values(source.iceberg_type, lines, first)
+                sketch.update(_theta_hashes(source.iceberg_type, values,
+                                            source.uuid_as_string))
+        except PuffinError as exc:
+            raise exc.with_path(source.values_file) from None
+        except UnicodeDecodeError as exc:
+            raise PuffinError(f"not UTF-8 text: {exc.reason}", code="value.parse",
+                              path=source.values_file) from None
+    union = ThetaAccumulator()
+    union.add(sketch.result())
+    return union.result()
 
 
 def dv_bitmap(source: DvFromPositions) -> Any:
@@ -120,7 +156,7 @@ def dv_bitmap(source: DvFromPositions) -> Any:
     bitmap = bitmap_from_ranges(source.ranges)
     for path in source.positions_files:
         try:
-            with open(path, "rb") as lines:
+            with default_io().open_stream(path) as lines:
                 bitmap |= bitmap_from_positions_file(lines)
         except PuffinError as exc:
             raise exc.with_path(path) from None
@@ -141,12 +177,7 @@ def build_blob(spec: BlobSpec, where: str = "blob") -> BuiltBlob:
                          dict(meta.properties), meta.compression_codec, stored, True, "copy")
     if isinstance(source, RawPayload):
         if source.path is not None:
-            try:
-                with open(source.path, "rb") as handle:
-                    data = handle.read()
-            except OSError as exc:
-                raise PuffinError(f"cannot read the payload: {exc.strerror}",
-                                  code="spec.read", path=source.path) from None
+            data = default_io().read_all(source.path, DEFAULT_MAX_BLOB_SIZE)
         else:
             assert source.data is not None
             data = source.data
@@ -180,9 +211,6 @@ def _int_property(properties: Mapping[str, str], key: str) -> int | None:
 def write_plan(plan: WritePlan, output: str, *, overwrite: bool = False) -> WriteSummary:
     """Build every blob in order, streaming each into ``output`` (atomically: temp file and
     rename; an existing ``output`` is replaced only with ``overwrite``)."""
-    if not overwrite and os.path.exists(output):
-        raise PuffinError("exists; use --force to overwrite it", code="write.exists",
-                          path=output)
     written: list[WrittenBlob] = []
     with PuffinWriter(output, properties=plan.properties, created_by=plan.created_by,
                       compress_footer=plan.footer_compression == CODEC_LZ4,

@@ -5,7 +5,6 @@ sketch of one column over every file (:func:`theta_from_parquet`), read in bound
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
@@ -19,6 +18,7 @@ from puffin_cli.analysis.write.plan import (
 )
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.storage import default_io, has_magic, scheme_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,21 +41,31 @@ PARQUET_FIELD_ID_KEY = b"PARQUET:field_id"
 # Parquet: columns, field IDs and Iceberg types
 
 
+def relative_to(base_dir: str, name: str) -> str:
+    """``name`` as a spec writes it: a URI or an absolute path as is, else under
+    ``base_dir``."""
+    if not base_dir or scheme_of(name) or os.path.isabs(name):
+        return name
+    return os.path.join(base_dir, name)
+
+
 def expand_paths(patterns: Sequence[str], base_dir: str = "") -> tuple[str, ...]:
     """Paths and globs (relative ones against ``base_dir``), each glob sorted, in order and
     without repeats; a glob that matches nothing or a missing file is an error."""
     out: list[str] = []
+    fileio = default_io()
     for pattern in patterns:
-        full = os.path.join(base_dir, pattern)
-        if glob.has_magic(full):
-            matches = sorted(glob.glob(full))
+        full = relative_to(base_dir, pattern)
+        if has_magic(full):
+            matches = fileio.glob(full)
             if not matches:
                 raise spec_error(f"{pattern}: no file matches this pattern",
                                  code="spec.parquet.missing")
-        elif os.path.isfile(full):
-            matches = [full]
         else:
-            raise spec_error(f"{full}: no such file", code="spec.parquet.missing")
+            found = fileio.stat(full)
+            if found is None or found.kind == "dir":
+                raise spec_error(f"{full}: no such file", code="spec.parquet.missing")
+            matches = [full]
         out.extend(m for m in matches if m not in out)
     return tuple(out)
 
@@ -115,7 +125,8 @@ def _arrow_schema(path: str) -> pa.Schema:
     import pyarrow.parquet as pq
 
     try:
-        return pq.read_schema(path)
+        with default_io().open_reader(path) as handle:
+            return pq.read_schema(handle)
     except (OSError, ValueError) as exc:
         raise PuffinError(f"cannot read the Parquet schema: {exc}", code="parquet.read",
                           path=path) from None
@@ -207,7 +218,7 @@ def _parquet_batches(path: str, source: ThetaFromParquet) -> Iterator[pa.Array]:
     import pyarrow.parquet as pq
 
     try:
-        parquet = pq.ParquetFile(path)
+        parquet = pq.ParquetFile(default_io().open_reader(path))
         found = _find_column(parquet.schema_arrow, source.column, source.field_id)
         if found is None:
             return

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from puffin_cli import CREATED_BY as DEFAULT_CREATED_BY
-from puffin_cli.analysis.write.parquet import expand_paths, parquet_theta_blobs
+from puffin_cli.analysis.write.parquet import expand_paths, parquet_theta_blobs, relative_to
 from puffin_cli.analysis.write.plan import (
     DEFAULT_THETA_CODEC,
     NO_COMPRESSION,
@@ -37,6 +37,7 @@ from puffin_cli.format.spec import (
     ROW_POSITION_FIELD_ID,
     THETA_BLOB_TYPE,
 )
+from puffin_cli.storage import default_io
 
 if TYPE_CHECKING:
     import numpy as np
@@ -112,8 +113,9 @@ class _Spec:
                      for i, v in enumerate(value))
 
     def file(self, value: Any, where: str) -> str:
-        path = os.path.join(self.base_dir, self.string(value, where))
-        if not os.path.isfile(path):
+        path = relative_to(self.base_dir, self.string(value, where))
+        found = default_io().stat(path)
+        if found is None or found.kind == "dir":
             raise self.fail(where, f"{path}: no such file")
         return path
 
@@ -387,6 +389,9 @@ def parse_type(text: str, where: str) -> IcebergType:
         raise spec_error(f"{where}: {exc.message}", code=exc.code) from None
 
 
+MAX_SPEC_BYTES = 64 << 20
+
+
 def load_spec(path: str, *, compress: str | None = None, uuid_as_string: bool = True
               ) -> WritePlan:
     """Read and check a spec file (``-``: standard input, paths relative to the current
@@ -400,11 +405,15 @@ def load_spec(path: str, *, compress: str | None = None, uuid_as_string: bool = 
 
     try:
         if path == "-":
-            text, base_dir = sys.stdin.read(), ""
+            raw, base_dir = sys.stdin.buffer.read(MAX_SPEC_BYTES + 1), ""
         else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
+            with default_io().open_stream(path) as handle:
+                raw = handle.read(MAX_SPEC_BYTES + 1)
             base_dir = os.path.dirname(path)
+        if len(raw) > MAX_SPEC_BYTES:
+            raise PuffinError(f"spec is larger than {MAX_SPEC_BYTES >> 20} MiB",
+                              code="spec.read", path=path)
+        text = raw.decode("utf-8")
     except OSError as exc:
         raise PuffinError(f"cannot read the spec: {exc.strerror}", code="spec.read",
                           path=path) from None

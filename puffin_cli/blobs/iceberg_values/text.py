@@ -60,10 +60,12 @@ _TIMESTAMP_RE = re.compile(_DATE + r"[T ]" + _TIME + r"(Z|z|[+-]\d{2}:?\d{2})?")
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
 
 
-def parse_values(iceberg_type: IcebergType, lines: Iterable[str]) -> list[IcebergValue]:
-    """Parse one value per line (line endings stripped); errors name the 1-based line."""
+def parse_values(iceberg_type: IcebergType, lines: Iterable[str],
+                 first_line: int = 1) -> list[IcebergValue]:
+    """Parse one value per line (line endings stripped); errors name the line, counting from
+    ``first_line``."""
     values: list[IcebergValue] = []
-    for number, line in enumerate(lines, start=1):
+    for number, line in enumerate(lines, start=first_line):
         text = line.rstrip("\r\n")
         try:
             values.append(iceberg_type.parse_value(text))

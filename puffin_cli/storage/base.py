@@ -1,0 +1,387 @@
+"""The storage nouns (:class:`InputFile`, :class:`OutputFile`, :class:`OutputStream`), the
+:class:`FileIO` that picks a backend by scheme, and location helpers. See the package
+docstring."""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from types import TracebackType
+from typing import IO, Any
+from urllib.parse import unquote, urlparse
+
+from puffin_cli.format.errors import PuffinError
+
+LOCAL_SCHEMES = ("", "file")
+REMOTE_SCHEMES = ("s3", "s3a", "s3n", "gs", "gcs", "abfss", "abfs", "az", "adl", "http", "https")
+_GLOB_CHARS = frozenset("*?[")
+STREAM_CHUNK = 1 << 20
+
+
+class StorageError(PuffinError):
+    """A location could not be opened, read, listed or written (``io.*`` and ``write.*``
+    codes); the message says what to do where there is something to do."""
+
+    def __init__(self, message: str, *, code: str = "io.open", path: str | None = None,
+                 offset: int | None = None) -> None:
+        super().__init__(message, code=code, path=path, offset=offset)
+
+
+def scheme_of(location: str | os.PathLike[str]) -> str:
+    """``""`` for a plain path, else the URI scheme in lower case (``file``, ``s3``, ...)."""
+    text = os.fspath(location)
+    if text.startswith("file:"):
+        return "file"
+    head, sep, _ = text.partition("://")
+    if not sep or not head or "/" in head:
+        return ""
+    return head.lower()
+
+
+def is_remote(location: str | os.PathLike[str]) -> bool:
+    """Whether a location is an object (read through the object-store backend)."""
+    return scheme_of(location) not in LOCAL_SCHEMES
+
+
+def local_path(location: str | os.PathLike[str]) -> str:
+    """The local path of a plain path or ``file:`` URI (``file:/x``, ``file:///x``)."""
+    text = os.fspath(location)
+    scheme = scheme_of(text)
+    if scheme == "file":
+        parsed = urlparse(text)
+        if parsed.netloc not in ("", "localhost"):
+            raise StorageError(f"file URI with host {parsed.netloc!r} is not local",
+                               code="io.uri", path=text)
+        return unquote(parsed.path)
+    if scheme:
+        raise StorageError(f"{scheme}:// is not a local location", code="io.uri", path=text)
+    return text
+
+
+def has_magic(text: str) -> bool:
+    """Whether a location holds glob characters (``*``, ``?``, ``[``)."""
+    return bool(_GLOB_CHARS & set(text))
+
+
+def join(base: str, *names: str) -> str:
+    """``base`` and names joined with ``/`` (``os.path.join`` for local paths)."""
+    if not is_remote(base):
+        return os.path.join(base, *names)
+    out = base
+    for name in names:
+        out = out.rstrip("/") + "/" + name.lstrip("/")
+    return out
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """A listed or stat'ed location: ``kind`` is ``file``, ``dir`` or ``other`` (a FIFO, a
+    device, a socket)."""
+
+    location: str
+    size: int
+    kind: str = "file"
+
+
+class InputFile(ABC):
+    """A file or object read by byte ranges. ``size`` may cost one request on an object
+    unless it was passed in or learnt by :meth:`read_tail`; ``reads`` and ``bytes_read``
+    count what was read."""
+
+    def __init__(self, location: str) -> None:
+        self.location = location
+        self.reads = 0
+        self.bytes_read = 0
+        self._tail_at = 0
+        self._tail = b""
+
+    @property
+    def name(self) -> str:
+        return self.location
+
+    @property
+    @abstractmethod
+    def size(self) -> int: ...
+
+    @abstractmethod
+    def _read(self, offset: int, length: int) -> bytes: ...
+
+    @abstractmethod
+    def _read_tail(self, length: int) -> bytes: ...
+
+    def read(self, offset: int, length: int) -> bytes:
+        """Exactly ``length`` bytes at ``offset``; an error when the file ends first."""
+        size = self.size
+        if offset < 0 or length < 0 or offset + length > size:
+            raise StorageError(f"range [{offset}, {offset + length}) is outside the file of "
+                               f"{size} bytes", code="io.range", path=self.location,
+                               offset=offset)
+        if length == 0:
+            return b""
+        if self._tail and offset >= self._tail_at:  # within the tail already read
+            start = offset - self._tail_at
+            return self._tail[start:start + length]
+        data = self._read(offset, length)
+        self.reads += 1
+        self.bytes_read += len(data)
+        if len(data) != length:
+            raise StorageError(f"short read: wanted {length} bytes, got {len(data)}",
+                               code="io.range", path=self.location, offset=offset)
+        return data
+
+    def read_tail(self, length: int) -> bytes:
+        """The last ``min(length, size)`` bytes, in one request (which also learns ``size``).
+        Later reads inside them are served from memory."""
+        data = self._read_tail(max(length, 0))
+        self.reads += 1
+        self.bytes_read += len(data)
+        self._tail_at, self._tail = self.size - len(data), data
+        return data
+
+    def stream(self, offset: int = 0, length: int | None = None,
+               chunk: int = STREAM_CHUNK) -> Iterator[bytes]:
+        """The bytes of ``[offset, offset + length)`` (to the end by default) in chunks of at
+        most ``chunk`` bytes, never all in memory at once."""
+        end = self.size if length is None else offset + length
+        if offset < 0 or end > self.size or end < offset:
+            raise StorageError(f"range [{offset}, {end}) is outside the file of {self.size} "
+                               "bytes", code="io.range", path=self.location, offset=offset)
+        position = offset
+        while position < end:
+            step = min(chunk, end - position)
+            yield self.read(position, step)
+            position += step
+
+    def reader(self) -> IO[bytes]:
+        """A seekable, read-only binary file over this input (for pyarrow, fastavro...)."""
+        return io.BufferedReader(_RangeRaw(self), buffer_size=256 * 1024)
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release what the input holds (a file descriptor)."""
+
+    def __enter__(self) -> InputFile:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+class _RangeRaw(io.RawIOBase):
+    def __init__(self, source: InputFile) -> None:
+        self._source = source
+        self._position = 0
+        self.name = source.location
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        if whence == io.SEEK_SET:
+            self._position = offset
+        elif whence == io.SEEK_CUR:
+            self._position += offset
+        else:
+            self._position = self._source.size + offset
+        self._position = max(self._position, 0)
+        return self._position
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        want = min(len(view), max(self._source.size - self._position, 0))
+        if want == 0:
+            return 0
+        data = self._source.read(self._position, want)
+        view[:want] = data
+        self._position += want
+        return want
+
+
+class OutputStream(io.RawIOBase):
+    """What :meth:`OutputFile.create` returns: ``write`` bytes, then ``commit()`` publishes
+    them at the location (create-only unless overwriting was asked for) and ``abort()`` drops
+    them. Used as a context manager it commits on success and aborts on an exception. A
+    write-only raw binary file otherwise (``close()`` publishes nothing)."""
+
+    def __init__(self, location: str) -> None:
+        super().__init__()
+        self.location = location
+        self.done = False
+
+    def writable(self) -> bool:
+        return True
+
+    @abstractmethod
+    def write(self, data: Any) -> int: ...
+
+    @abstractmethod
+    def commit(self) -> None: ...
+
+    @abstractmethod
+    def abort(self) -> None: ...
+
+    def __enter__(self) -> OutputStream:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self.done:
+            return
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+class OutputFile:
+    """A location to write: :meth:`create` refuses an existing file unless ``overwrite``."""
+
+    def __init__(self, fileio: FileIO, location: str) -> None:
+        self.fileio = fileio
+        self.location = location
+
+    def create(self, overwrite: bool = False) -> OutputStream:
+        """An :class:`OutputStream` for the location; an existing file is refused unless
+        ``overwrite``, a special file (FIFO, device) always."""
+        if is_remote(self.location):
+            from puffin_cli.storage import remote
+
+            return remote.create(self.fileio, self.location, overwrite)
+        from puffin_cli.storage import local
+
+        return local.create(self.location, overwrite)
+
+
+class FileIO:
+    """Reads, lists and writes locations of any supported scheme with one set of properties
+    (pyiceberg FileIO names; see the package docstring). Pickles as its properties."""
+
+    def __init__(self, properties: Mapping[str, str] | None = None) -> None:
+        self.properties: dict[str, str] = dict(properties or {})
+        self._stores: dict[Any, Any] = {}
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"properties": self.properties}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["properties"])  # type: ignore[misc]
+
+    def with_properties(self, properties: Mapping[str, str]) -> FileIO:
+        """A FileIO with ``properties`` on top of these (a table's FileIO from a catalog)."""
+        return FileIO({**self.properties, **properties})
+
+    def new_input(self, location: str | os.PathLike[str], *,
+                  length: int | None = None) -> InputFile:
+        """An input for random access; ``length``, when known, saves a request on objects. A
+        local input is opened at once (a missing or non-regular file is refused here)."""
+        text = os.fspath(location)
+        if is_remote(text):
+            from puffin_cli.storage import remote
+
+            return remote.RemoteInput(self, text, length)
+        from puffin_cli.storage import local
+
+        return local.LocalInput(text)
+
+    def open_reader(self, location: str | os.PathLike[str], *,
+                    length: int | None = None) -> IO[bytes]:
+        """A seekable binary file over a location (for pyarrow, fastavro...); the caller
+        closes it. Non-regular local files are refused, as for :meth:`new_input`."""
+        source = self.new_input(location, length=length)
+        try:
+            return source.reader()
+        finally:
+            source.close()
+
+    def new_output(self, location: str | os.PathLike[str]) -> OutputFile:
+        return OutputFile(self, os.fspath(location))
+
+    def open_stream(self, location: str | os.PathLike[str]) -> AbstractContextManager[IO[bytes]]:
+        """A binary stream read once from start to end: local pipes, ``<(…)`` and devices
+        are fine here; objects are streamed in chunks."""
+        text = os.fspath(location)
+        if is_remote(text):
+            from puffin_cli.storage import remote
+
+            return remote.open_stream(self, text)
+        from puffin_cli.storage import local
+
+        return local.open_stream(text)
+
+    def read_all(self, location: str | os.PathLike[str], limit: int) -> bytes:
+        """A whole (small) file, refused when it has more than ``limit`` bytes."""
+        with self.open_stream(location) as stream:
+            data = stream.read(limit + 1)
+        if len(data) > limit:
+            raise StorageError(f"larger than the limit of {limit} bytes", code="io.too-large",
+                               path=os.fspath(location))
+        return data
+
+    def stat(self, location: str | os.PathLike[str]) -> FileInfo | None:
+        """What is at a location (a prefix with objects under it is a ``dir``); ``None`` when
+        nothing is."""
+        text = os.fspath(location)
+        if is_remote(text):
+            from puffin_cli.storage import remote
+
+            return remote.stat(self, text)
+        from puffin_cli.storage import local
+
+        return local.stat(text)
+
+    def list_files(self, location: str | os.PathLike[str]) -> Iterator[FileInfo]:
+        """Every regular file under a directory or prefix, recursively, sorted by location."""
+        text = os.fspath(location)
+        if is_remote(text):
+            from puffin_cli.storage import remote
+
+            return remote.list_files(self, text)
+        from puffin_cli.storage import local
+
+        return local.list_files(text)
+
+    def glob(self, pattern: str) -> list[str]:
+        """Locations matching ``pattern`` (``*``, ``?``, ``[…]`` within a name, ``**`` for any
+        number of directories), sorted; symlink loops are not followed twice."""
+        if is_remote(pattern):
+            from puffin_cli.storage import remote
+
+            return remote.glob(self, pattern)
+        from puffin_cli.storage import local
+
+        return local.glob(pattern)
+
+    def store_for(self, key: Any, make: Any) -> Any:
+        """A cached backend client (one per bucket/container and configuration)."""
+        with self._lock:
+            store = self._stores.get(key)
+            if store is None:
+                store = self._stores[key] = make()
+            return store
+
+
+_default = FileIO()
+
+
+def configure(properties: Mapping[str, str]) -> FileIO:
+    """Set the process-wide FileIO properties (the ``--io KEY=VALUE`` options)."""
+    global _default
+    _default = FileIO(properties)
+    return _default
+
+
+def default_io() -> FileIO:
+    """The FileIO commands use: :func:`configure`'s properties on top of the environment."""
+    return _default

@@ -1,0 +1,262 @@
+"""The storage layer on local files: non-regular inputs refused at once, stream inputs from
+pipes, symlink loops, create-only outputs that never replace special files, and the rule that
+no other module opens, lists or writes files."""
+
+from __future__ import annotations
+
+import glob as pyglob
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from puffin_cli.format.errors import PuffinError
+from puffin_cli.storage import FileIO, StorageError, default_io
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "samples"
+STATS = SAMPLES / "stats.puffin"
+DV = SAMPLES / "deletion-vectors.puffin"
+TIMEOUT = 60
+NOT_REGULAR = "cannot open: a FIFO, not a regular file (this input needs random access)"
+
+
+def puffin(*args: str, stdin: bytes | None = None, cwd: Path | None = None
+           ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "puffin_cli", *args], input=stdin,
+                          capture_output=True, timeout=TIMEOUT, check=False, cwd=cwd,
+                          text=stdin is None)
+
+
+def shell(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """A bash command line (for process substitution), ``puffin`` being this checkout's."""
+    return subprocess.run(["bash", "-c", command], capture_output=True, text=True,
+                          timeout=TIMEOUT, check=False, cwd=cwd,
+                          env={**os.environ, "PUFFIN": f"{sys.executable} -m puffin_cli"})
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "pipe.puffin"
+    os.mkfifo(path)
+    return path
+
+
+# --- inputs that need random access -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [
+    ("inspect", "{fifo}"), ("inspect", "--json", "--no-decode", "{fifo}"),
+    ("dump-blob", "{fifo}", "0"), ("write", "{out}", "--copy-blob", "{fifo}:0"),
+])
+def test_fifo_is_refused_at_once(fifo: Path, tmp_path: Path, command: tuple[str, ...]) -> None:
+    args = [a.format(fifo=fifo, out=tmp_path / "out.puffin") for a in command]
+    done = puffin(*args)
+    assert (done.returncode, done.stderr) == (1, f"puffin: error: {fifo}: {NOT_REGULAR}\n")
+    if "--json" in args:
+        assert '"code": "io.not-regular"' in done.stdout
+    assert not (tmp_path / "out.puffin").exists()
+
+
+def test_fifo_in_validate_is_a_finding(fifo: Path) -> None:
+    done = puffin("validate", "--json", str(fifo))
+    assert done.returncode == 1
+    assert '"code": "file.open"' in done.stdout and NOT_REGULAR in done.stdout
+
+
+def test_fifo_matched_by_a_glob_is_refused(fifo: Path, tmp_path: Path) -> None:
+    done = puffin("inspect", str(tmp_path / "*.puffin"))
+    # a glob is the shell's business for inspect; validate expands its own
+    assert done.returncode == 1
+    done = puffin("validate", "--json", str(tmp_path / "*.puffin"))
+    assert done.returncode == 1 and NOT_REGULAR in done.stdout
+
+
+def test_fifo_parquet_input_is_refused(fifo: Path, tmp_path: Path) -> None:
+    parquet = tmp_path / "d.parquet"
+    os.mkfifo(parquet)
+    done = puffin("write", str(tmp_path / "out.puffin"), "--from-parquet", str(parquet))
+    assert done.returncode == 1
+    assert done.stderr.startswith("puffin: error: ") and done.stderr.count("\n") == 1
+    assert "not a regular file" in done.stderr
+
+
+def test_character_device_is_refused() -> None:
+    done = puffin("inspect", "/dev/zero")
+    assert (done.returncode, done.stderr) == (
+        1, "puffin: error: /dev/zero: cannot open: a character device, not a regular file "
+           "(this input needs random access)\n")
+
+
+def test_input_file_refuses_without_blocking(fifo: Path) -> None:
+    with pytest.raises(StorageError) as info:
+        default_io().new_input(fifo)
+    assert (info.value.code, info.value.message) == ("io.not-regular", NOT_REGULAR)
+
+
+# --- inputs read as streams -------------------------------------------------------------------
+
+
+def test_positions_and_values_from_process_substitution(tmp_path: Path) -> None:
+    done = shell('$PUFFIN write piped.puffin --created-by t --dv d.parquet '
+                 '--positions-file <(printf "1\\n3-5\\n") --theta 1 --type long '
+                 '--values-file <(seq 1 1000)', tmp_path)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "p.txt").write_text("1\n3-5\n")
+    (tmp_path / "v.txt").write_text("".join(f"{i}\n" for i in range(1, 1001)))
+    done = shell("$PUFFIN write plain.puffin --created-by t --dv d.parquet --positions-file "
+                 "p.txt --theta 1 --type long --values-file v.txt", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "piped.puffin").read_bytes() == (tmp_path / "plain.puffin").read_bytes()
+
+
+def test_spec_from_standard_input(tmp_path: Path) -> None:
+    spec = b'{"blobs": [{"dv": {"referenced-data-file": "d.parquet", "positions": [1, 2]}}]}'
+    done = puffin("write", str(tmp_path / "s.puffin"), "--spec", "-", stdin=spec)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "s.puffin").exists()
+
+
+def test_files_from_process_substitution(tmp_path: Path) -> None:
+    done = shell(f"$PUFFIN scan --json --files-from <(echo {STATS}; echo {DV})", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert '"files": 2' in done.stdout
+
+
+def test_long_values_stream_stays_bounded(tmp_path: Path) -> None:
+    """Three million values through a pipe: parsed and hashed in chunks (peak RSS of the
+    child, a generous bound)."""
+    script = ("import resource, subprocess, sys\n"
+              "done = subprocess.run(sys.argv[1:], check=False, close_fds=False)\n"
+              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+              "sys.exit(done.returncode)")
+    done = subprocess.run(
+        ["bash", "-c", f'"{sys.executable}" -c "$0" "{sys.executable}" -m puffin_cli write '
+                       'big.puffin --theta 1 --type long --values-file <(seq 1 3000000)',
+         script], capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    peak_kib = int(done.stdout.split()[-1])
+    assert peak_kib < 512 * 1024
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss > 0
+
+
+# --- symlink loops ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def looped(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "x.puffin").write_bytes(STATS.read_bytes())
+    (root / "a" / "b" / "up").symlink_to("../..")  # a loop back to the root
+    (root / "self").symlink_to(".")
+    (root / "l1").symlink_to("l2")  # a loop of links to nothing
+    (root / "l2").symlink_to("l1")
+    return root
+
+
+def test_directory_walk_with_symlink_loops(looped: Path) -> None:
+    done = puffin("validate", "--json", str(looped))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count('"path"') == 1
+
+
+@pytest.mark.parametrize("pattern", ["**/*.puffin", "**/x.puffin", "*/**/*.puffin"])
+def test_recursive_glob_with_symlink_loops(looped: Path, pattern: str) -> None:
+    found = default_io().glob(f"{looped}/{pattern}")
+    assert found and len(found) == len(set(found))
+    assert all(p.endswith("x.puffin") for p in found)
+    done = puffin("validate", "--quiet", f"{looped}/{pattern}")
+    assert done.returncode == 0, done.stderr
+
+
+def test_glob_matches_python_glob_without_loops(tmp_path: Path) -> None:
+    for name in ("a/x.puffin", "a/.hidden.puffin", "a/b/y.stats", "c.puffin", ".h/z.puffin",
+                 "a/b/c/d.puffin"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"")
+    for pattern in ("**/*.puffin", "*/*.puffin", "a/?/*", "[ac]*", "a/.*",
+                    "**/b/*.stats"):
+        full = f"{tmp_path}/{pattern}"
+        assert default_io().glob(full) == sorted(pyglob.glob(full, recursive=True)), pattern
+
+
+# --- outputs ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [
+    ("dump-blob", str(STATS), "0", "-o", "{out}"),
+    ("scan", str(STATS), "-o", "{out}"),
+    ("write", "{out}", "--dv", "d.parquet", "--positions", "1"),
+])
+def test_outputs_replace_files_only_with_force(tmp_path: Path, command: tuple[str, ...]) -> None:
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"precious")
+    args = [a.format(out=out) for a in command]
+    done = puffin(*args)
+    assert (done.returncode, done.stderr) == (
+        1, f"puffin: error: {out}: exists; use --force to overwrite it\n")
+    assert out.read_bytes() == b"precious"
+    forced = puffin(*args, "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert out.read_bytes() != b"precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bin"]
+
+
+@pytest.mark.parametrize("command", [
+    ("dump-blob", str(STATS), "0", "-o", "{out}", "--force"),
+    ("scan", str(STATS), "-o", "{out}", "--force"),
+    ("write", "{out}", "--force", "--dv", "d.parquet", "--positions", "1"),
+])
+def test_outputs_never_replace_a_fifo(fifo: Path, command: tuple[str, ...]) -> None:
+    done = puffin(*[a.format(out=fifo) for a in command])
+    assert (done.returncode, done.stderr) == (
+        1, f"puffin: error: {fifo}: a FIFO is there, not a regular file; never replacing it\n")
+    assert fifo.is_fifo()
+    assert sorted(p.name for p in fifo.parent.iterdir()) == [fifo.name]
+
+
+def test_outputs_never_replace_a_device() -> None:
+    done = puffin("dump-blob", str(STATS), "0", "-o", "/dev/null", "--force")
+    assert (done.returncode, done.stderr) == (
+        1, "puffin: error: /dev/null: a character device is there, not a regular file; never "
+           "replacing it\n")
+
+
+def test_aborted_output_leaves_nothing(tmp_path: Path) -> None:
+    target = tmp_path / "x.bin"
+    with pytest.raises(RuntimeError), default_io().new_output(target).create() as out:
+        out.write(b"partial")
+        raise RuntimeError("stop")
+    assert list(tmp_path.iterdir()) == []
+    with default_io().new_output(target).create() as out:
+        out.write(b"whole")
+    assert target.read_bytes() == b"whole"
+
+
+def test_file_io_pickles_as_its_properties() -> None:
+    import pickle
+
+    io = FileIO({"s3.region": "eu-west-1"})
+    copy = pickle.loads(pickle.dumps(io))
+    assert copy.properties == {"s3.region": "eu-west-1"}
+    assert copy.with_properties({"s3.endpoint": "http://x"}).properties == {
+        "s3.region": "eu-west-1", "s3.endpoint": "http://x"}
+
+
+def test_unknown_io_property_is_a_usage_error() -> None:
+    done = puffin("inspect", "--io", "s3.endpoint=http://127.0.0.1:1", "--io", "endpoint=x",
+                  str(STATS))
+    assert done.returncode == 2
+    assert "'endpoint' is not a FileIO property" in done.stderr
+
+
+def test_read_all_refuses_more_than_its_limit(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"12345")
+    assert default_io().read_all(path, 5) == b"12345"
+    with pytest.raises(PuffinError, match="larger than the limit of 4 bytes"):
+        default_io().read_all(path, 4)
