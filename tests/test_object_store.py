@@ -73,11 +73,11 @@ def test_inspect_object_equals_local(tree: Path, env: dict[str, str], name: str,
 
 @pytest.mark.parametrize("args", [
     ("db1/stats.puffin", "0"), ("db1/stats.puffin", "1", "--raw"),
-    ("db1/stats.puffin", "2", "--format", "hex"), ("db1/stats.puffin", "0", "--format", "json"),
-    ("db1/stats.puffin", "0", "--format", "sketch"),
-    ("db0/deletion-vectors.puffin", "0", "--format", "positions"),
-    ("db0/deletion-vectors.puffin", "1", "--raw", "--format", "hex"),
-    ("db0/deletion-vectors.puffin", "1", "--format", "json"),
+    ("db1/stats.puffin", "2", "--as", "hex"), ("db1/stats.puffin", "0", "--json"),
+    ("db1/stats.puffin", "0", "--as", "sketch"),
+    ("db0/deletion-vectors.puffin", "0", "--as", "positions"),
+    ("db0/deletion-vectors.puffin", "1", "--raw", "--as", "hex"),
+    ("db0/deletion-vectors.puffin", "1", "--json"),
 ])
 def test_dump_blob_object_equals_local(tree: Path, env: dict[str, str],
                                        args: tuple[str, ...]) -> None:
@@ -93,7 +93,8 @@ def test_validate_prefix_equals_local_directory(tree: Path, env: dict[str, str],
     remote = puffin("validate", *options, PREFIX, env=env)
     same(remote, puffin("validate", *options, str(tree), env=env), tree)
     if "--json" in options:
-        assert [r["path"] for r in json.loads(remote.stdout)] == [f"{PREFIX}/{n}" for n in FILES]
+        assert [r["path"] for r in json.loads(remote.stdout)["files"]] == \
+            [f"{PREFIX}/{n}" for n in FILES]
 
 
 def test_validate_glob_over_objects(tree: Path, env: dict[str, str]) -> None:

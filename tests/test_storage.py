@@ -5,6 +5,7 @@ no other module opens, lists or writes files."""
 from __future__ import annotations
 
 import glob as pyglob
+import json
 import os
 import resource
 import subprocess
@@ -57,14 +58,14 @@ def test_fifo_is_refused_at_once(fifo: Path, tmp_path: Path, command: tuple[str,
     done = puffin(*args)
     assert (done.returncode, done.stderr) == (1, f"puffin: error: {fifo}: {NOT_REGULAR}\n")
     if "--json" in args:
-        assert '"code": "io.not-regular"' in done.stdout
+        assert '"code":"io.not-regular"' in done.stdout.replace(" ", "")
     assert not (tmp_path / "out.puffin").exists()
 
 
 def test_fifo_in_validate_is_a_finding(fifo: Path) -> None:
     done = puffin("validate", "--json", str(fifo))
     assert done.returncode == 1
-    assert '"code": "file.open"' in done.stdout and NOT_REGULAR in done.stdout
+    assert '"code":"file.open"' in done.stdout.replace(" ", "") and NOT_REGULAR in done.stdout
 
 
 def test_fifo_matched_by_a_glob_is_refused(fifo: Path, tmp_path: Path) -> None:
@@ -123,7 +124,7 @@ def test_spec_from_standard_input(tmp_path: Path) -> None:
 def test_files_from_process_substitution(tmp_path: Path) -> None:
     done = shell(f"$PUFFIN scan --json --files-from <(echo {STATS}; echo {DV})", tmp_path)
     assert done.returncode == 0, done.stderr
-    assert '"files": 2' in done.stdout
+    assert json.loads(done.stdout)["files"] == 2
 
 
 def test_long_values_stream_stays_bounded(tmp_path: Path) -> None:
@@ -161,7 +162,8 @@ def looped(tmp_path: Path) -> Path:
 def test_directory_walk_with_symlink_loops(looped: Path) -> None:
     done = puffin("validate", "--json", str(looped))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.count('"path"') == 1
+    assert [f["path"] for f in json.loads(done.stdout)["files"]] == [
+        f"{looped}/a/b/x.puffin"]
 
 
 @pytest.mark.parametrize("pattern", ["**/*.puffin", "**/x.puffin", "*/**/*.puffin"])
