@@ -157,6 +157,14 @@ def test_a_plain_blob_is_not_mistaken_for_a_nested_one(tmp_path: Path) -> None:
     assert report.findings == ()
 
 
+def test_an_unreadable_blob_file_is_a_file_finding(tmp_path: Path) -> None:
+    (tmp_path / "dir.blob").mkdir()
+    report = validate_file(tmp_path / "dir.blob")
+    assert [f.code for f in report.findings] == ["file.open"]
+    report = validate_file(write(tmp_path / "empty.blob", b""))
+    assert [f.code for f in report.findings] == ["paimon.file.size"]
+
+
 def test_findings_of_one_code_are_capped(tmp_path: Path) -> None:
     from puffin_cli.analysis.paimon import MAX_FINDINGS_PER_CODE
 

@@ -219,8 +219,9 @@ def validate_paimon(path: str | os.PathLike[str], *, profile: str = "spec",
             rows = reader.index.rows
             _check(reader, found, max_blob_size)
     except PuffinError as exc:
-        found.error(exc.code if exc.code.startswith("paimon.") else "file.read", exc.message,
-                    exc.offset)
+        code = exc.code if exc.code.startswith("paimon.") else \
+            "file.open" if exc.code == "io.open" else "file.read"
+        found.error(code, exc.message, exc.offset)
     except OSError as exc:
         found.error("file.read", f"cannot read: {exc.strerror or exc}", None)
     except Exception as exc:  # never raise on any input: report it instead
