@@ -10,6 +10,8 @@ import struct
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from puffin_cli.format.spec import MAGIC
 
 # ../shared/samples beside the checkout (see /work/shared/samples/README.md).
@@ -51,3 +53,15 @@ def blob_entry(offset: int = 4, length: int = 0, **fields: Any) -> dict[str, Any
                              "offset": offset, "length": length}
     entry.update({k.replace("_", "-"): v for k, v in fields.items()})
     return entry
+
+
+def run_main(capsysbinary: pytest.CaptureFixture[bytes], *args: str) -> tuple[int, bytes, str]:
+    """Run the CLI's ``main`` in this process, as the ``puffin`` script does: (exit code,
+    stdout bytes, stderr text)."""
+    from puffin_cli.cli.main import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(args))
+    out, err = capsysbinary.readouterr()
+    code = exit_info.value.code
+    return (code if isinstance(code, int) else 0), out, err.decode()

@@ -10,21 +10,12 @@ import struct
 from pathlib import Path
 
 import pytest
+from helpers import run_main
 from paimon_files import PLAIN_ROWS, build, corruptions
 
 from puffin_cli.analysis.validate import validate_file
-from puffin_cli.cli.main import main
 from puffin_cli.format import paimon_blob as pb
 from puffin_cli.format.errors import PuffinError
-
-
-def puffin(capsysbinary: pytest.CaptureFixture[bytes], *args: str) -> tuple[int, bytes, str]:
-    """Run the CLI in this process: (exit code, stdout bytes, stderr text)."""
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-    out, err = capsysbinary.readouterr()
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), out, err.decode()
 
 
 def write(path: Path, data: bytes) -> Path:
@@ -182,9 +173,9 @@ def test_validate_cli_exit_codes_and_json(tmp_path: Path,
                                           capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     good = write(tmp_path / "good.blob", build(PLAIN_ROWS))
     bad = write(tmp_path / "bad.blob", corruptions()[11].data)
-    code, _, _ = puffin(capsysbinary, "validate", str(good))
+    code, _, _ = run_main(capsysbinary, "validate", str(good))
     assert code == 0
-    code, out, _ = puffin(capsysbinary, "validate", "--json", str(good), str(bad))
+    code, out, _ = run_main(capsysbinary, "validate", "--json", str(good), str(bad))
     assert code == 1
     text = out.decode()
     assert "paimon.record.crc" in text and str(bad) in text
@@ -198,11 +189,11 @@ def test_a_directory_is_searched_for_blob_files(tmp_path: Path,
     write(tmp_path / "t" / "data" / "no-suffix", build([b"content-recognised"]))
     write(tmp_path / "t" / "data" / "bad.blob", corruptions()[0].data)
     write(tmp_path / "t" / "notes.txt", b"not a blob file")
-    code, out, _ = puffin(capsysbinary, "validate", "--json", str(tmp_path / "t"))
+    code, out, _ = run_main(capsysbinary, "validate", "--json", str(tmp_path / "t"))
     paths = [os.path.basename(r["path"]) for r in json.loads(out)["files"]]
     assert sorted(paths) == ["a.blob", "bad.blob", "no-suffix"]
     assert code == 1
-    code, out, _ = puffin(capsysbinary, "scan", str(tmp_path / "t"), "--json")
+    code, out, _ = run_main(capsysbinary, "scan", str(tmp_path / "t"), "--json")
     assert code == 1
     assert b"paimon.trailer.version" in out
 
@@ -212,7 +203,7 @@ def test_a_directory_is_searched_for_blob_files(tmp_path: Path,
 def test_inspect_json_facts(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     rows = [*PLAIN_ROWS, pb.encode_array([b"a", None]), pb.encode_map([(b"k", b"v")])]
     path = write(tmp_path / "f.bin", build(rows))  # recognised by content
-    code, out, _ = puffin(capsysbinary, "inspect", "--json", str(path))
+    code, out, _ = run_main(capsysbinary, "inspect", "--json", str(path))
     assert code == 0
     (file,) = json.loads(out)["files"]
     assert file["format"] == "paimon-blob"
@@ -233,12 +224,12 @@ def test_inspect_summarises_rows_past_the_limit(tmp_path: Path,
                                                 capsysbinary: pytest.CaptureFixture[bytes]
                                                 ) -> None:
     path = write(tmp_path / "f.blob", build([b"x"] * 50))
-    code, out, _ = puffin(capsysbinary, "inspect", "--limit", "3", str(path))
+    code, out, _ = run_main(capsysbinary, "inspect", "--limit", "3", str(path))
     text = out.decode()
     assert code == 0
     assert "rows             50 (50 with data)" in text
     assert "first 3 of 50 rows; --limit shows more" in text
-    code, out, _ = puffin(capsysbinary, "inspect", "--json", "--limit", "3", str(path))
+    code, out, _ = run_main(capsysbinary, "inspect", "--json", "--limit", "3", str(path))
     assert len(json.loads(out)["files"][0]["rows"]) == 3
 
 
@@ -248,7 +239,7 @@ def test_inspect_no_decode_reads_only_the_metadata(tmp_path: Path,
     data = bytearray(build([b"x"] * 3))
     data[0:4] = b"XXXX"  # a bad record, which inspect would flag if it read it
     path = write(tmp_path / "f.blob", bytes(data))
-    code, out, _ = puffin(capsysbinary, "inspect", "--json", "--no-decode", str(path))
+    code, out, _ = run_main(capsysbinary, "inspect", "--json", "--no-decode", str(path))
     assert code == 0
     rows = json.loads(out)["files"][0]["rows"]
     assert [r["crc"] for r in rows] == [None] * 3
@@ -260,7 +251,7 @@ def test_inspect_flags_a_bad_record_and_fails(tmp_path: Path,
                                               ) -> None:
     data = bytearray(build([b"hello"]))
     data[0] = 0
-    code, out, err = puffin(capsysbinary, "inspect", str(write(tmp_path / "f.blob", data)))
+    code, out, err = run_main(capsysbinary, "inspect", str(write(tmp_path / "f.blob", data)))
     assert code == 1
     assert "record magic is 00114e58" in out.decode()
     assert "row 0: record magic" in err
@@ -270,7 +261,7 @@ def test_inspect_of_an_unreadable_index_is_one_line(tmp_path: Path,
                                                     capsysbinary: pytest.CaptureFixture[bytes]
                                                     ) -> None:
     path = write(tmp_path / "f.blob", build([b"x"], index=lambda b: b + b"\x80"))
-    code, _, err = puffin(capsysbinary, "inspect", str(path))
+    code, _, err = run_main(capsysbinary, "inspect", str(path))
     assert code == 1
     assert err.count("\n") == 1 and "unterminated" in err and "at byte" in err
 
@@ -281,15 +272,15 @@ def test_dump_every_row(tmp_path: Path, capsysbinary: pytest.CaptureFixture[byte
     array = pb.encode_array([b"a", None])
     path = write(tmp_path / "f.blob", build([*PLAIN_ROWS, array]))
     for row, expected in [(0, b"hello"), (2, b""), (4, b"x" * 300), (5, array)]:
-        code, out, _ = puffin(capsysbinary, "dump-blob", str(path), str(row))
+        code, out, _ = run_main(capsysbinary, "dump-blob", str(path), str(row))
         assert (code, out) == (0, expected)
-    code, out, _ = puffin(capsysbinary, "dump-blob", str(path), "0", "--as", "hex")
+    code, out, _ = run_main(capsysbinary, "dump-blob", str(path), "0", "--as", "hex")
     assert out == b"68656c6c6f\n"
-    code, out, _ = puffin(capsysbinary, "dump-blob", str(path), "0", "--json")
+    code, out, _ = run_main(capsysbinary, "dump-blob", str(path), "0", "--json")
     document = json.loads(out)
     assert list(document)[:3] == ["schema-version", "command", "path"]
     assert (document["row"]["row"], document["row"]["data-length"]) == (0, 5)
-    code, out, _ = puffin(capsysbinary, "dump-blob", str(path), "0", "--raw")
+    code, out, _ = run_main(capsysbinary, "dump-blob", str(path), "0", "--raw")
     assert out == path.read_bytes()[:21]
 
 
@@ -297,14 +288,14 @@ def test_dump_null_and_placeholder_rows_say_so(tmp_path: Path,
                                                capsysbinary: pytest.CaptureFixture[bytes]
                                                ) -> None:
     path = write(tmp_path / "f.blob", build(PLAIN_ROWS))
-    code, out, err = puffin(capsysbinary, "dump-blob", str(path), "1")
+    code, out, err = run_main(capsysbinary, "dump-blob", str(path), "1")
     assert (code, out) == (1, b"")
     assert "row 1 is a null row" in err
-    code, out, err = puffin(capsysbinary, "dump-blob", str(path), "3", "-o",
+    code, out, err = run_main(capsysbinary, "dump-blob", str(path), "3", "-o",
                             str(tmp_path / "out"))
     assert code == 1 and "placeholder row" in err
     assert not (tmp_path / "out").exists()
-    code, _, err = puffin(capsysbinary, "dump-blob", str(path), "9")
+    code, _, err = run_main(capsysbinary, "dump-blob", str(path), "9")
     assert code == 2 and "has 5 rows; no row 9" in err
 
 
@@ -312,7 +303,7 @@ def test_dump_to_a_file_streams_a_large_row(tmp_path: Path,
                                             capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     payload = os.urandom(3 * pb.CHUNK + 5)
     path = write(tmp_path / "f.blob", build([payload]))
-    code, _, _ = puffin(capsysbinary, "dump-blob", str(path), "0", "-o", str(tmp_path / "o"))
+    code, _, _ = run_main(capsysbinary, "dump-blob", str(path), "0", "-o", str(tmp_path / "o"))
     assert code == 0 and (tmp_path / "o").read_bytes() == payload
 
 
@@ -321,7 +312,7 @@ def test_dump_of_a_crc_mismatch_fails_and_leaves_no_file(
     data = bytearray(build([b"hello"]))
     data[5] ^= 1
     path = write(tmp_path / "f.blob", bytes(data))
-    code, _, err = puffin(capsysbinary, "dump-blob", str(path), "0", "-o", str(tmp_path / "o"))
+    code, _, err = run_main(capsysbinary, "dump-blob", str(path), "0", "-o", str(tmp_path / "o"))
     assert code == 1 and "CRC-32" in err
     assert not (tmp_path / "o").exists()
 
@@ -344,7 +335,7 @@ def _entries(tmp_path: Path, rows: list[bytes | pb.Marker]) -> list[str]:
 def test_write_is_the_encoder_byte_for_byte(tmp_path: Path,
                                             capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     args = [arg for name in _entries(tmp_path, PLAIN_ROWS) for arg in ("--entry", name)]
-    code, out, _ = puffin(capsysbinary, "write", str(tmp_path / "out.blob"), *args)
+    code, out, _ = run_main(capsysbinary, "write", str(tmp_path / "out.blob"), *args)
     assert code == 0
     assert (tmp_path / "out.blob").read_bytes() == build(PLAIN_ROWS)
     assert b"5 rows (1 null, 1 placeholder)" in out
@@ -355,13 +346,13 @@ def test_write_entries_from_a_list_and_explicit_choice(
     rows: list[bytes | pb.Marker] = [str(n).encode() for n in range(1000)]
     rows[7] = pb.Marker.NULL
     listing = write(tmp_path / "list.txt", "\n".join(_entries(tmp_path, rows)).encode() + b"\n")
-    code, out, _ = puffin(capsysbinary, "write", str(tmp_path / "out.bin"), "--paimon",
+    code, out, _ = run_main(capsysbinary, "write", str(tmp_path / "out.bin"), "--paimon",
                           "--entries-from", str(listing), "--json")
     assert code == 0
     assert (tmp_path / "out.bin").read_bytes() == build(rows)
     assert json.loads(out)["rows"] == 1000
     empty = write(tmp_path / "empty.txt", b"")
-    code, _, _ = puffin(capsysbinary, "write", str(tmp_path / "empty.blob"),
+    code, _, _ = run_main(capsysbinary, "write", str(tmp_path / "empty.blob"),
                         "--entries-from", str(empty))
     assert code == 0 and (tmp_path / "empty.blob").read_bytes() == pb.EMPTY_FILE
 
@@ -374,7 +365,7 @@ def test_write_entries_from_a_list_and_explicit_choice(
 def test_write_usage_errors(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes],
                             args: list[str], message: str) -> None:
     os.chdir(tmp_path)
-    code, _, err = puffin(capsysbinary, "write", *args)
+    code, _, err = run_main(capsysbinary, "write", *args)
     assert code == 2 and message in err
 
 
@@ -385,7 +376,7 @@ def test_write_refuses_what_is_not_a_regular_file_and_leaves_nothing(
     good = write(tmp_path / "good", b"data")
     target = tmp_path / "out.blob"
     for bad in (str(fifo), str(tmp_path / "missing"), str(tmp_path)):
-        code, _, err = puffin(capsysbinary, "write", str(target), "--entry", str(good),
+        code, _, err = run_main(capsysbinary, "write", str(target), "--entry", str(good),
                               "--entry", bad)
         assert code == 1 and err.startswith(f"puffin: error: {bad}: ")
     assert os.listdir(tmp_path) == sorted(["fifo", "good"]) or \
@@ -396,7 +387,7 @@ def test_write_never_replaces_a_file_without_force(
         tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     target = write(tmp_path / "out.blob", b"keep me")
     entry = str(write(tmp_path / "e", b"new"))
-    code, _, err = puffin(capsysbinary, "write", str(target), "--entry", entry)
+    code, _, err = run_main(capsysbinary, "write", str(target), "--entry", entry)
     assert code == 1 and "exists" in err and target.read_bytes() == b"keep me"
-    code, _, _ = puffin(capsysbinary, "write", str(target), "--entry", entry, "--force")
+    code, _, _ = run_main(capsysbinary, "write", str(target), "--entry", entry, "--force")
     assert code == 0 and target.read_bytes() == build([b"new"])

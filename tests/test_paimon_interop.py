@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import run_main
 from interop.paimonenv import PaimonOracle, paimon_oracle
 from paimon_files import corruptions
 
 from puffin_cli.analysis.validate import validate_file
-from puffin_cli.cli.main import main
 from puffin_cli.format import paimon_blob as pb
 
 
@@ -65,14 +65,6 @@ def expected_data(column: str, key_type: str, row: Any) -> bytes | None:
                           for k, v in row])
 
 
-def puffin(capsysbinary: pytest.CaptureFixture[bytes], *args: str) -> tuple[int, bytes, str]:
-    with pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-    out, err = capsysbinary.readouterr()
-    code = exit_info.value.code
-    return (code if isinstance(code, int) else 0), out, err.decode()
-
-
 @pytest.fixture(scope="module", name="written")
 def written_fixture(paimon: PaimonOracle, tmp_path_factory: pytest.TempPathFactory
                     ) -> dict[str, Path]:
@@ -96,7 +88,7 @@ def test_pypaimon_files_validate_clean(written: dict[str, Path], name: str) -> N
 def test_pypaimon_files_inspect(written: dict[str, Path], name: str,
                                 capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     column, key_type, rows = VARIANTS[name]
-    code, out, _ = puffin(capsysbinary, "inspect", "--json", "--limit", "100000",
+    code, out, _ = run_main(capsysbinary, "inspect", "--json", "--limit", "100000",
                           str(written[name]))
     assert code == 0
     (file,) = json.loads(out)["files"]
@@ -125,7 +117,7 @@ def test_pypaimon_rows_dump_byte_exactly(written: dict[str, Path], name: str,
                                          capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     column, key_type, rows = VARIANTS[name]
     for number, row in enumerate(rows[:200]):
-        code, out, err = puffin(capsysbinary, "dump-blob", str(written[name]), str(number))
+        code, out, err = run_main(capsysbinary, "dump-blob", str(written[name]), str(number))
         data = expected_data(column, key_type, row)
         if data is None:
             assert (code, out) == (1, b"")
@@ -150,7 +142,7 @@ def test_puffin_write_is_pypaimons_file_and_it_reads_back(
     listing = tmp_path / "entries.txt"
     listing.write_text("".join(f"{n}\n" for n in names))
     ours = tmp_path / "ours.blob"
-    code, _, err = puffin(capsysbinary, "write", str(ours), "--entries-from", str(listing))
+    code, _, err = run_main(capsysbinary, "write", str(ours), "--entries-from", str(listing))
     assert code == 0, err
     assert ours.read_bytes() == written[name].read_bytes()
     assert paimon.read(ours, "blob") == rows
