@@ -315,6 +315,8 @@ def test_dump_of_a_crc_mismatch_fails_and_leaves_no_file(
     code, _, err = run_main(capsysbinary, "dump-blob", str(path), "0", "-o", str(tmp_path / "o"))
     assert code == 1 and "CRC-32" in err
     assert not (tmp_path / "o").exists()
+    code, out, err = run_main(capsysbinary, "dump-blob", str(path), "0")
+    assert (code, out) == (1, b"")  # a record of up to 1 MiB is checked before any output
 
 
 # -- write ---------------------------------------------------------------------------------

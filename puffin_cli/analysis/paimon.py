@@ -18,6 +18,7 @@ from puffin_cli.format import paimon_blob as pb
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
+from puffin_cli.storage import FileIO
 
 FORMAT = "paimon-blob"
 # Findings of one code beyond this many are counted in one last finding instead.
@@ -205,7 +206,8 @@ def _check(reader: pb.PaimonBlobReader, found: _Findings, max_blob_size: int) ->
 
 
 def validate_paimon(path: str | os.PathLike[str], *, profile: str = "spec",
-                    max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> FileReport:
+                    max_blob_size: int = DEFAULT_MAX_BLOB_SIZE, length: int | None = None,
+                    fileio: FileIO | None = None) -> FileReport:
     """Every finding about one Paimon BLOB file. ``footer_size`` of the report is the size of
     index and trailer, ``blob_count`` the number of rows, and a finding's ``blob_index`` the
     row it is about."""
@@ -213,14 +215,15 @@ def validate_paimon(path: str | os.PathLike[str], *, profile: str = "spec",
     found = _Findings()
     file_size = footer_size = rows = None
     try:
-        with pb.PaimonBlobReader(name, memory_limit=max_blob_size) as reader:
+        with pb.PaimonBlobReader(name, memory_limit=max_blob_size, fileio=fileio,
+                                 length=length) as reader:
             file_size = reader.file_size
             footer_size = reader.index.index_length + pb.TRAILER_SIZE
             rows = reader.index.rows
             _check(reader, found, max_blob_size)
     except PuffinError as exc:
         code = exc.code if exc.code.startswith("paimon.") else \
-            "file.open" if exc.code == "io.open" else "file.read"
+            "file.read" if exc.code in ("io.read", "io.range") else "file.open"
         found.error(code, exc.message, exc.offset)
     except OSError as exc:
         found.error("file.read", f"cannot read: {exc.strerror or exc}", None)

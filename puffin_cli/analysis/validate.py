@@ -237,10 +237,11 @@ def validate_file(path: str | os.PathLike[str], *, profile: str = SPEC,
     BLOB file (a ``.blob`` name, or recognised by its content) against Paimon's format.
     ``length`` (from a listing) saves a request on object stores."""
     name = os.fspath(path)
-    if not name.endswith(PUFFIN_SUFFIXES) and is_paimon_blob(name):
+    if not name.endswith(PUFFIN_SUFFIXES) and is_paimon_blob(name, fileio):
         from puffin_cli.analysis.paimon import validate_paimon
 
-        return validate_paimon(name, profile=profile, max_blob_size=max_blob_size)
+        return validate_paimon(name, profile=profile, max_blob_size=max_blob_size,
+                               length=length, fileio=fileio)
     run = _Validation(name, max_blob_size, fileio or default_io(), length)
     try:
         run.run()

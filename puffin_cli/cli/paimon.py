@@ -54,7 +54,7 @@ def dump_row(file: str, row_number: int | None, *, fmt: str, raw: bool, max_blob
             raise PuffinError(f"row {row_number} is {what}: it has no bytes to dump",
                               code=f"paimon.row.{row.kind}", path=reader.path)
         try:
-            frame = reader.frame(row)
+            frame = reader.frame(row, whole_up_to=pb.CHUNK)
         except PuffinError as exc:
             exc.message = f"row {row_number}: {exc.message}"
             raise
@@ -67,24 +67,31 @@ def dump_row(file: str, row_number: int | None, *, fmt: str, raw: bool, max_blob
             raise PuffinError(f"row {row_number}: length field is {frame.length_field}, the "
                               f"index says {row.length}", code="paimon.record.length",
                               path=reader.path, offset=row.offset + row.length - 12)
+        tail = struct.pack("<QI", frame.length_field, frame.crc)
+
+        def check(crc: int) -> None:
+            assert row.offset is not None and row.length is not None
+            if crc != frame.crc:
+                raise PuffinError(f"row {row_number}: CRC-32 of the record is {crc:08x}, it "
+                                  f"stores {frame.crc:08x}", code="paimon.record.crc",
+                                  path=reader.path, offset=row.offset + row.length - 4)
+
+        if frame.data is not None:  # a record of at most 1 MiB: checked before any output
+            check(zlib.crc32(tail[:8], zlib.crc32(frame.data, zlib.crc32(pb.MAGIC_BYTES))))
+        chunks = reader.iter_data(row) if frame.data is None else [frame.data]
         with output() as out:
             sink = _HexSink(out, write_hex) if fmt == "hex" else out
             crc = zlib.crc32(pb.MAGIC_BYTES)
             if raw:
                 sink.write(pb.MAGIC_BYTES)
-            for chunk in reader.iter_data(row):
+            for chunk in chunks:
                 crc = zlib.crc32(chunk, crc)
                 sink.write(chunk)
-            tail = struct.pack("<QI", frame.length_field, frame.crc)
-            crc = zlib.crc32(tail[:8], crc)
             if raw:
                 sink.write(tail)
             if isinstance(sink, _HexSink):
                 sink.close()
-            if crc != frame.crc:
-                raise PuffinError(f"row {row_number}: CRC-32 of the record is {crc:08x}, it "
-                                  f"stores {frame.crc:08x}", code="paimon.record.crc",
-                                  path=reader.path, offset=row.offset + row.length - 4)
+            check(zlib.crc32(tail[:8], crc))
 
 
 class _HexSink:

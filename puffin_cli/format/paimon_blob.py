@@ -32,7 +32,7 @@ from typing import BinaryIO, cast
 
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
-from puffin_cli.storage import StorageError, default_io
+from puffin_cli.storage import FileIO, StorageError, default_io
 
 SUFFIX = ".blob"
 MAGIC = 1481511375
@@ -206,6 +206,7 @@ class RecordFrame:
     length_field: int
     crc: int
     nested_header: bytes  # the first up-to-9 data bytes (a nested container's header)
+    data: bytes | None = None  # all data bytes, when the whole record was read
 
 
 @dataclass(frozen=True)
@@ -230,8 +231,9 @@ class PaimonBlobReader:
     the limit.
     """
 
-    def __init__(self, location: str | os.PathLike[str], *, memory_limit: int) -> None:
-        self.source = default_io().new_input(location)
+    def __init__(self, location: str | os.PathLike[str], *, memory_limit: int,
+                 fileio: FileIO | None = None, length: int | None = None) -> None:
+        self.source = (fileio or default_io()).new_input(location, length=length)
         self.path = self.source.name
         try:
             self.index = self._read_index(memory_limit)
@@ -247,12 +249,12 @@ class PaimonBlobReader:
         return PuffinError(message, code=code, path=self.path, offset=offset)
 
     def _read_index(self, memory_limit: int) -> BlobIndex:
+        tail = self.source.read_tail(TAIL_READ)  # one request, which also learns the size
         size = self.source.size
         if size < TRAILER_SIZE:
             raise self._error(f"file of {size} bytes is shorter than the {TRAILER_SIZE}-byte "
                               "trailer (index length and version)", "paimon.file.size", 0)
-        tail_length = min(size, TAIL_READ)
-        tail = self.source.read(size - tail_length, tail_length)
+        tail_length = len(tail)
         index_length, version = struct.unpack("<IB", tail[-TRAILER_SIZE:])
         if version != VERSION:
             raise self._error(f"trailer version is {version}, expected {VERSION}",
@@ -287,9 +289,10 @@ class PaimonBlobReader:
             yield self.source.read(offset, step)
             offset += step
 
-    def frame(self, row: Row) -> RecordFrame:
-        """A record's magic, length field, CRC and first data bytes: one read for a small
-        record, two (head and tail) for a large one. Never the rest of its data."""
+    def frame(self, row: Row, whole_up_to: int = 4096) -> RecordFrame:
+        """A record's magic, length field, CRC and first data bytes: one read of the whole
+        record (kept as ``data``) when it has at most ``whole_up_to`` bytes, else two (head
+        and tail) and never the rest of its data."""
         assert row.offset is not None and row.length is not None
         if row.length < RECORD_OVERHEAD:
             raise self._error(f"record length {row.length} is less than {RECORD_OVERHEAD}",
@@ -298,16 +301,18 @@ class PaimonBlobReader:
         if end > self.index.index_offset:
             raise self._error(f"record [{row.offset}, {end}) runs past the index at byte "
                               f"{self.index.index_offset}",
-                              "paimon.records.overrun", row.offset)
+                              "paimon.records.fill", row.offset)
         head_length = len(MAGIC_BYTES) + min(NESTED_HEADER, row.length - RECORD_OVERHEAD)
-        if row.length <= 4096:
+        data = None
+        if row.length <= whole_up_to:
             record = self.source.read(row.offset, row.length)
             head, tail = record[:head_length], record[-RECORD_TAIL:]
+            data = record[len(MAGIC_BYTES):-RECORD_TAIL]
         else:
             head = self.source.read(row.offset, head_length)
             tail = self.source.read(end - RECORD_TAIL, RECORD_TAIL)
         length_field, crc = struct.unpack("<QI", tail)
-        return RecordFrame(head[:4], length_field, crc, head[4:])
+        return RecordFrame(head[:4], length_field, crc, head[4:], data)
 
     def scan(self, rows: Iterable[Row]) -> Iterator[ScannedRecord]:
         """Read each record of ``rows`` (in ascending offset order, each within the data
@@ -354,7 +359,7 @@ class PaimonBlobReader:
         self.close()
 
 
-def is_paimon_blob(location: str | os.PathLike[str]) -> bool:
+def is_paimon_blob(location: str | os.PathLike[str], fileio: FileIO | None = None) -> bool:
     """Whether ``location`` is (meant to be) a Paimon BLOB file: a ``.blob`` name, or
     content that looks like one (no Puffin magic, version 1 in the last byte, and a first
     record magic or an index that fills the file). Unreadable files are not."""
@@ -362,12 +367,11 @@ def is_paimon_blob(location: str | os.PathLike[str]) -> bool:
     if name.endswith(SUFFIX):
         return True
     try:
-        with default_io().new_input(location) as source:
+        with (fileio or default_io()).new_input(location) as source:
+            tail = source.read_tail(TRAILER_SIZE)
             if source.size < TRAILER_SIZE:
                 return False
-            head = source.read(0, min(4, source.size))
-            tail = source.read(source.size - TRAILER_SIZE, TRAILER_SIZE)
-            return looks_like_paimon_blob(head, tail, source.size)
+            return looks_like_paimon_blob(source.read(0, 4), tail, source.size)
     except PuffinError:
         return False
 
