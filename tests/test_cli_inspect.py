@@ -149,6 +149,39 @@ def test_human_view_of_file_header_and_deletion_vector() -> None:
     assert "cardinality property 100000 agrees" in out
 
 
+def test_density_strip_shows_where_deleted_rows_lie(tmp_path: Path) -> None:
+    """Rows 0-99 and 900-999 of 0-999 deleted: full marks at both ends, none between; one
+    deleted row in a bucket still shows."""
+    path = write_dv_file(tmp_path / "dv.puffin", "f.parquet", [(0, 99), (500, 500), (900, 999)])
+    result = run(str(path))
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.stdout.splitlines() if line.startswith("  density")]
+    strip, span = line[19:].split("  ")
+    assert span == "positions 0 – 999"
+    assert strip[0] == strip[-1] == "█"
+    assert set(strip[len(strip) // 4:len(strip) * 3 // 4]) == {"·", "▁"}
+    assert strip.count("▁") == 1
+    narrow = CliRunner().invoke(cli, ["inspect", str(path)], env={"COLUMNS": "50"}).stdout
+    assert max(len(line) for line in narrow.splitlines()) <= 50
+
+
+def test_density_buckets_count_every_position() -> None:
+    from pyroaring import BitMap64
+
+    from puffin_cli.blobs.deletion_vector.handler import DENSITY_BUCKETS, density
+    from puffin_cli.render.inspect import density_marks
+
+    bitmap = BitMap64(range(0, 1000, 3))
+    bitmap.add(12345)
+    counts, step = density(bitmap, 12345)
+    assert step == -(-12346 // DENSITY_BUCKETS) and len(counts) <= DENSITY_BUCKETS
+    assert sum(counts) == len(bitmap)
+    assert counts[0] == len(range(0, step, 3)) and counts[-1] == 1
+    assert density(BitMap64([0]), 0) == ((1,), 1)
+    assert density_marks((4, 0, 2, 1), 4, 15, 4) == "█·▄▂"
+    assert density_marks((4, 0, 2, 1), 4, 15, 2) == "▄▃"
+
+
 def _fold_data_file(path: Path, data_file: str) -> tuple[list[str], list[str]]:
     """``puffin inspect`` of a DV file for ``data_file`` at 80 columns: its lines (checked to
     fit, with no trailing blanks and no escape codes), and the data file's row as folded (its

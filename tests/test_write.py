@@ -438,8 +438,13 @@ def test_parquet_field_ids(tmp_path: Path) -> None:
     files = [str(tmp_path / "plain.parquet")]
     with pytest.raises(PuffinError) as caught:
         parquet_theta_blobs(files)
-    assert caught.value.message == (f"column 'a' in {files[0]} has no field ID in its Parquet "
-                                    "schema (PARQUET:field_id); give one with --field-id a=ID")
+    assert caught.value.message == (
+        f"column 'a' in {files[0]} has no field ID in its Parquet schema (PARQUET:field_id), "
+        "as files not written by Iceberg usually have: name the Iceberg table they belong to "
+        "with --table PATH (field IDs by column name from its schema), or give --field-id a=ID "
+        "(repeatable) for each such column")
+    assert [b.fields for b in parquet_theta_blobs(files, table_ids={"a": 7, "b": 8})] == \
+        [(7,), (8,)]
     with pytest.raises(PuffinError) as caught:
         parquet_theta_blobs(files, columns=["b"], field_ids={"a": 1})
     assert caught.value.message == ("--field-id a=...: no column 'a' is sketched (columns: b)")

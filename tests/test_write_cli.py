@@ -224,7 +224,7 @@ def test_bad_values_leave_no_file(tmp_path: Path, capsys: pytest.CaptureFixture[
      "double, date, time, timestamp, timestamptz, timestamp_ns, timestamptz_ns, string, uuid, "
      "binary, decimal(P,S), fixed[L])"),
     (["-o", "other.puffin"], "name the Puffin file to write once: OUTPUT or -o/--output FILE"),
-    (["--columns", "a"], "--columns and --field-id go with --from-parquet"),
+    (["--columns", "a"], "--columns, --field-id and --table go with --from-parquet"),
     (["--snapshot", "1", "--dv", "f", "--positions", "1"],
      "--snapshot and --sequence-number apply to Theta blobs from --theta or "
      "--from-parquet (deletion vectors always have -1; a spec sets its own)"),
@@ -310,3 +310,56 @@ def test_output_option_names_the_file(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"wrote {target}: ")
     assert target.exists()
+
+
+def _plain_parquet_and_table(tmp_path: Path) -> tuple[Path, Path]:
+    """A Parquet file without field IDs (id, part, extra) and a table whose schema names id
+    (1) and part (4), current snapshot 1002 at sequence number 2."""
+    from tables.synthetic import dv_table
+
+    table = tmp_path / "t"
+    dv_table(table, snapshots=2, dvs_per_snapshot=1, carry=True).finish()
+    data = tmp_path / "plain.parquet"
+    pq.write_table(pa.table({"id": pa.array(range(50), pa.int64()),
+                             "part": pa.array([1, 2] * 25, pa.int32()),
+                             "extra": pa.array(["x"] * 50)}), data)
+    return data, table
+
+
+def test_from_parquet_without_field_ids_explains_the_ways(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data, _ = _plain_parquet_and_table(tmp_path)
+    code, _, stderr = run_main(capsys, str(tmp_path / "out.puffin"), "--from-parquet", str(data))
+    assert code == 1
+    assert stderr == (
+        f"puffin: error: column 'id' in {data} has no field ID in its Parquet schema "
+        "(PARQUET:field_id), as files not written by Iceberg usually have: name the Iceberg "
+        "table they belong to with --table PATH (field IDs by column name from its schema), "
+        "or give --field-id id=ID (repeatable) for each such column\n")
+
+
+def test_from_parquet_field_ids_by_name_from_the_table(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data, table = _plain_parquet_and_table(tmp_path)
+    out = tmp_path / "out.puffin"
+    result = run(str(out), "--from-parquet", str(data), "--table", str(table), "--columns",
+                 "id,part", "--json")
+    assert result.exit_code == 0, result.output
+    blobs = json.loads(result.stdout)["blobs"]
+    assert [(b["metadata"]["fields"], b["ndv"], b["metadata"]["snapshot-id"],
+             b["metadata"]["sequence-number"]) for b in blobs] == [([1], 50, 1002, 2),
+                                                                  ([4], 2, 1002, 2)]
+    chosen = run(str(tmp_path / "o2.puffin"), "--from-parquet", str(data), "--table",
+                 str(table), "--columns", "part", "--field-id", "part=9", "--snapshot", "1001",
+                 "--json")
+    assert [(b["metadata"]["fields"], b["metadata"]["snapshot-id"],
+             b["metadata"]["sequence-number"]) for b in json.loads(chosen.stdout)["blobs"]] == \
+        [([9], 1001, 1)]
+    code, _, stderr = run_main(capsys, str(tmp_path / "o3.puffin"), "--from-parquet", str(data),
+                               "--table", str(table))
+    assert code == 1
+    assert "column 'extra' in" in stderr
+    assert "the table's schema has no column of that name (its columns: customer, " \
+        "customer.name, id, part)" in stderr
+    assert run(str(tmp_path / "o4.puffin"), "--dv", "f", "--positions", "1", "--table",
+               str(table)).exit_code == 2

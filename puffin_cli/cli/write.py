@@ -54,6 +54,11 @@ Examples:
   puffin write stats.puffin --from-parquet 'data/*.parquet' --snapshot 42
 
 \b
+  # the same for Parquet files without field IDs: IDs by column name from the
+  # table's schema, blobs for its current snapshot
+  puffin write stats.puffin --from-parquet 't/data/*.parquet' --table t
+
+\b
   # one sketch from a file of values, one value per line
   puffin write stats.puffin --theta 3 --type 'decimal(10,2)' --values-file prices.txt
 
@@ -96,6 +101,25 @@ def _events(ctx: click.Context, params: dict[str, Any]) -> list[tuple[str, str]]
         events.append((name, values[taken[name]]))
         taken[name] += 1
     return events
+
+
+def _table_ids(table: str | None, snapshot_id: int | None, sequence_number: int | None,
+               theta_ids: dict[str, int]) -> tuple[dict[str, int] | None, dict[str, int]]:
+    """Field IDs by column name from ``table``'s schema (of --snapshot, else of its current
+    snapshot), and the snapshot-id and sequence-number of the --from-parquet blobs: the
+    table's snapshot's unless given."""
+    if table is None:
+        return None, theta_ids
+    from puffin_cli.analysis.table.loading import Table
+
+    loaded = Table.load(table)
+    snapshot = loaded.snapshot(snapshot_id)
+    ids = loaded.field_names(None if snapshot is None else snapshot.snapshot_id).ids()
+    if snapshot is None:
+        return ids, theta_ids
+    return ids, {"snapshot_id": snapshot.snapshot_id if snapshot_id is None else snapshot_id,
+                 "sequence_number": snapshot.sequence_number if sequence_number is None
+                 else sequence_number}
 
 
 def _usage(message: str) -> click.UsageError:
@@ -175,6 +199,10 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
 @click.option("--columns", metavar="A,B",
               help="Columns to sketch with --from-parquet (default: every top-level column of "
                    "primitive type).")
+@click.option("--table", "table", default=None, metavar="PATH",
+              help="An Iceberg table directory or its *.metadata.json file: --from-parquet "
+                   "columns without field IDs take them from its schema by name, and the "
+                   "blobs its current snapshot (or --snapshot) unless given.")
 @click.option("--field-id", "field_id_options", multiple=True, metavar="NAME=ID",
               help="Field ID of a Parquet column that has none in its schema (or to override).")
 @click.option("--copy-blob", multiple=True, metavar="FILE:INDEX",
@@ -210,7 +238,8 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
 @io_option
 @click.pass_context
 def write(ctx: click.Context, /, target: str | None, output: str | None, spec_path: str | None,
-          columns: str | None, field_id_options: tuple[str, ...], snapshot_id: int | None,
+          columns: str | None, table: str | None, field_id_options: tuple[str, ...],
+          snapshot_id: int | None,
           sequence_number: int | None, property_options: tuple[str, ...],
           created_by: str | None, compress: str | None, footer_compression: str | None,
           uuid_hash: str, entries: tuple[str, ...], entries_from: str | None,
@@ -232,7 +261,8 @@ def write(ctx: click.Context, /, target: str | None, output: str | None, spec_pa
     uuid_as_string = uuid_hash == "text"
     if paimon or output.endswith(PAIMON_SUFFIX):
         puffin_options = [name for name, value in (
-            ("--spec", spec_path), ("--columns", columns), ("--field-id", field_id_options),
+            ("--spec", spec_path), ("--columns", columns), ("--table", table),
+            ("--field-id", field_id_options),
             ("--snapshot", snapshot_id), ("--sequence-number", sequence_number),
             ("--property", property_options), ("--created-by", created_by),
             ("--compress", compress), ("--footer-compression", footer_compression),
@@ -300,11 +330,12 @@ def write(ctx: click.Context, /, target: str | None, output: str | None, spec_pa
             field_ids[key] = int(id_text)
         files = expand_paths(shortcuts["from_parquet"])
         wanted = None if columns is None else [c.strip() for c in columns.split(",") if c]
+        table_ids, parquet_ids = _table_ids(table, snapshot_id, sequence_number, theta_ids)
         blobs[parquet_at:parquet_at] = parquet_theta_blobs(
-            files, columns=wanted, field_ids=field_ids, uuid_as_string=uuid_as_string,
-            codec=theta_codec, **theta_ids)
-    elif columns is not None or field_id_options:
-        raise _usage("--columns and --field-id go with --from-parquet")
+            files, columns=wanted, field_ids=field_ids, table_ids=table_ids,
+            uuid_as_string=uuid_as_string, codec=theta_codec, **parquet_ids)
+    elif columns is not None or field_id_options or table is not None:
+        raise _usage("--columns, --field-id and --table go with --from-parquet")
     if (snapshot_id is not None or sequence_number is not None) and not shortcuts["theta"] \
             and parquet_at is None:
         raise _usage("--snapshot and --sequence-number apply to Theta blobs from --theta or "

@@ -90,7 +90,7 @@ def _print_file(console: Console, file: FileReport) -> None:
         console.print()
         layout.print_folded(console, Text.assemble((f"blob {blob.index}", "bold"), "  ",
                                                    (blob.metadata.type, "bold")))
-        _print_rows(console, _blob_rows(blob))
+        _print_rows(console, _blob_rows(blob, console.width - layout.LABEL_WIDTH))
 
 
 def _fields(blob: BlobReport) -> str:
@@ -103,7 +103,8 @@ def _fields(blob: BlobReport) -> str:
     return ", ".join(ids) or "none"
 
 
-def _blob_rows(blob: BlobReport) -> Rows:
+def _blob_rows(blob: BlobReport, width: int) -> Rows:
+    """The rows of one blob; ``width`` is what a row's value may fill."""
     meta = blob.metadata
     yield "  fields", _fields(blob)
     yield "  snapshot-id", str(meta.snapshot_id)
@@ -117,16 +118,16 @@ def _blob_rows(blob: BlobReport) -> Rows:
         offset = "" if blob.error.offset is None else f" (at byte {blob.error.offset})"
         yield "  error", Text(f"{blob.error.message}{offset} [{blob.error.code}]", style=_FLAG)
     elif blob.summary is not None:
-        for label, value in _summary_rows(blob.summary, meta):
+        for label, value in _summary_rows(blob.summary, meta, width):
             yield f"  {label}" if label else "", value
 
 
-def _summary_rows(summary: BlobSummary, meta: BlobMetadata) -> Rows:
+def _summary_rows(summary: BlobSummary, meta: BlobMetadata, width: int) -> Rows:
     """Rows for a decoded summary, by its ``kind``."""
     if summary.kind == "theta":
         return _theta_rows(cast("ThetaSummary", summary))
     if summary.kind == "deletion-vector":
-        return _dv_rows(cast("DeletionVectorSummary", summary), meta)
+        return _dv_rows(cast("DeletionVectorSummary", summary), meta, width)
     if summary.kind == "opaque":
         return _opaque_rows(cast("OpaqueSummary", summary))
     return _generic_rows(summary)
@@ -164,7 +165,7 @@ def _range_text(item: tuple[int, int]) -> str:
     return str(start) if start == end else f"{start}-{end}"
 
 
-def _dv_rows(summary: DeletionVectorSummary, meta: BlobMetadata) -> Rows:
+def _dv_rows(summary: DeletionVectorSummary, meta: BlobMetadata, width: int) -> Rows:
     noun = "position" if summary.cardinality == 1 else "positions"
     yield "deletion vector", f"{_count(summary.cardinality)} {noun}"
     if summary.cardinality:
@@ -172,11 +173,42 @@ def _dv_rows(summary: DeletionVectorSummary, meta: BlobMetadata) -> Rows:
     yield "", _agreement("cardinality", meta.properties.get(CARDINALITY_PROPERTY),
                          summary.cardinality_matches, _count(summary.cardinality))
     yield "data file", summary.referenced_data_file or Text("not given", style=_FLAG)
+    if summary.density:
+        yield "density", _density_strip(summary, width)
     shown = ", ".join(_range_text(r) for r in summary.ranges)
     if summary.truncated:
         shown += (f", … (first {_count(len(summary.ranges))} of "
                   f"{_count(summary.ranges_total)} ranges; --limit shows more)")
     yield "positions", shown or Text("none", style="dim")
+
+
+# Marks of a density strip: a bucket with no deleted row, then 1/8 to 8/8 of its rows deleted.
+_NONE = "·"
+_LEVELS = "▁▂▃▄▅▆▇█"
+
+
+def density_marks(counts: tuple[int, ...], step: int, last: int, width: int) -> str:
+    """One mark per group of buckets (at most ``width`` marks): how much of the group's
+    positions are deleted, in eighths, rounded up so that one deleted row shows."""
+    buckets = len(counts)
+    marks = min(buckets, max(width, 1))
+    out = []
+    for mark in range(marks):
+        first, end = mark * buckets // marks, (mark + 1) * buckets // marks
+        deleted = sum(counts[first:end])
+        span = min(end * step, last + 1) - first * step
+        out.append(_NONE if deleted == 0 else _LEVELS[max(1, -(-deleted * 8 // span)) - 1])
+    return "".join(out)
+
+
+def _density_strip(summary: DeletionVectorSummary, width: int) -> Text:
+    """Where the deleted rows lie in positions 0 to max: a strip of marks, then its span."""
+    assert summary.max is not None
+    span = f"  positions 0 – {_count(summary.max)}"
+    room = width - len(span)
+    strip = density_marks(summary.density, summary.density_step, summary.max,
+                          room if room >= 8 else width)
+    return Text.assemble((strip, "bold"), (span, "dim")) if room >= 8 else Text(strip)
 
 
 def _opaque_rows(summary: OpaqueSummary) -> Rows:

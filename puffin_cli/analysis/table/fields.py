@@ -97,5 +97,9 @@ class FieldNames:
             return found.name
         return METADATA_COLUMNS.get(field_id)
 
+    def ids(self) -> dict[str, int]:
+        """Column name (dotted below the top level) -> field ID."""
+        return {found.name: field_id for field_id, found in self._fields.items()}
+
     def __contains__(self, field_id: object) -> bool:
         return field_id in self._fields

@@ -149,6 +149,7 @@ def _widen(a: IcebergType, b: IcebergType, column: str) -> IcebergType:
 
 def parquet_theta_blobs(files: Sequence[str], *, columns: Sequence[str] | None = None,
                         field_ids: Mapping[str, int] | None = None,
+                        table_ids: Mapping[str, int] | None = None,
                         uuid_as_string: bool = False, snapshot_id: int = -1,
                         sequence_number: int = -1,
                         codec: str | None = DEFAULT_THETA_CODEC) -> list[BlobSpec]:
@@ -156,7 +157,8 @@ def parquet_theta_blobs(files: Sequence[str], *, columns: Sequence[str] | None =
     order given, or every top-level column of primitive type (in the first file's order).
 
     Field IDs come from ``field_ids`` (by column name) first, else from the Parquet schema's
-    field-id metadata. Only schemas are read here.
+    field-id metadata, else from ``table_ids`` (an Iceberg table's schema, by column name).
+    Only schemas are read here.
     """
     if not files:
         raise spec_error("no Parquet file given", code="spec.parquet.missing")
@@ -187,9 +189,20 @@ def parquet_theta_blobs(files: Sequence[str], *, columns: Sequence[str] | None =
                              "no Iceberg primitive type to sketch", code="spec.parquet.type")
         file_id = _field_id(arrow_field)
         field_id = field_ids.get(name, file_id)
+        if field_id is None and table_ids is not None:
+            field_id = table_ids.get(name)
+            if field_id is None:
+                raise spec_error(f"column {name!r} in {files[0]} has no field ID in its "
+                                 "Parquet schema and the table's schema has no column of that "
+                                 f"name (its columns: {', '.join(sorted(table_ids)) or 'none'}); "
+                                 f"give one with --field-id {name}=ID, or leave the column out "
+                                 "with --columns", code="spec.parquet.field-id")
         if field_id is None:
             raise spec_error(f"column {name!r} in {files[0]} has no field ID in its Parquet "
-                             f"schema (PARQUET:field_id); give one with --field-id {name}=ID",
+                             "schema (PARQUET:field_id), as files not written by Iceberg "
+                             "usually have: name the Iceberg table they belong to with --table "
+                             "PATH (field IDs by column name from its schema), or give "
+                             f"--field-id {name}=ID (repeatable) for each such column",
                              code="spec.parquet.field-id")
         for path, schema in zip(files[1:], schemas[1:], strict=True):
             other = _find_column(schema, name, file_id)

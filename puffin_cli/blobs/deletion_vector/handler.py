@@ -26,7 +26,7 @@ dv.fields                     error     ``fields`` is not [2147483645]
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from puffin_cli.blobs.base import SummaryOptions
 from puffin_cli.blobs.deletion_vector.codec import (
@@ -71,6 +71,9 @@ class DeletionVectorSummary:
 
     ``ranges`` are the first ``limit`` maximal runs of positions as inclusive (start, end)
     pairs, ``ranges_total`` the number of runs, ``truncated`` whether ranges were left out.
+    ``density`` counts the deleted positions in consecutive buckets of ``density_step``
+    positions from 0 to ``max`` (at most :data:`DENSITY_BUCKETS`; the last may be shorter):
+    where in the data file the deleted rows lie.
     """
 
     cardinality: int
@@ -86,6 +89,8 @@ class DeletionVectorSummary:
     array_containers: int
     bitmap_containers: int
     run_containers: int
+    density: tuple[int, ...] = ()
+    density_step: int = 0
     kind: str = field(default="deletion-vector")
 
 
@@ -98,6 +103,24 @@ def _cardinality_property(meta: BlobMetadata) -> int | None:
     if value is None or not value.isascii() or not value.isdigit():
         return None
     return int(value)
+
+
+# Buckets of the position range in a summary's density (a human view may merge them).
+DENSITY_BUCKETS = 64
+
+
+def density(bitmap: Any, last: int) -> tuple[tuple[int, ...], int]:
+    """Deleted positions per bucket over positions 0 to ``last``, and the bucket size: at
+    most :data:`DENSITY_BUCKETS` buckets of equal size (the last one may be shorter), each
+    counted by two rank queries."""
+    step = -(-(last + 1) // DENSITY_BUCKETS)
+    counts = []
+    below = 0
+    for start in range(0, last + 1, step):
+        upto = int(bitmap.rank(min(start + step, last + 1) - 1))
+        counts.append(upto - below)
+        below = upto
+    return tuple(counts), step
 
 
 def summarize_deletion_vector(dv: DeletionVector, meta: BlobMetadata,
@@ -114,6 +137,7 @@ def summarize_deletion_vector(dv: DeletionVector, meta: BlobMetadata,
     matches = None if CARDINALITY_PROPERTY not in meta.properties else prop == cardinality
     kinds = [c.kind for b in dv.bitmaps for c in b.containers]
     empty = cardinality == 0
+    counts, step = ((), 0) if empty else density(dv.bitmap, int(dv.bitmap.max()))
     return DeletionVectorSummary(
         cardinality=cardinality,
         min=None if empty else int(dv.bitmap.min()),
@@ -128,6 +152,8 @@ def summarize_deletion_vector(dv: DeletionVector, meta: BlobMetadata,
         array_containers=kinds.count(ARRAY),
         bitmap_containers=kinds.count(BITMAP),
         run_containers=kinds.count(RUN),
+        density=counts,
+        density_step=step,
     )
 
 
