@@ -127,7 +127,7 @@ def test_conflict_retries_on_a_fresh_read(tmp_path: Path) -> None:
         return metadata
 
     version, path, attempts = commit(table, change)
-    assert (version, path.name, attempts) == (3, "v3.metadata.json", 2)
+    assert (version, Path(path).name, attempts) == (3, "v3.metadata.json", 2)
     assert seen == [0, 1]  # the retry started from the other writer's v2
     assert [s["snapshot-id"] for s in raw(table, 3)["statistics"]] == [101, 102]
     assert [s["snapshot-id"] for s in raw(table, 2)["statistics"]] == [101]

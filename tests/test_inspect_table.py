@@ -21,6 +21,7 @@ from puffin_cli.analysis.table.metadata import current_metadata_file
 from puffin_cli.cli.main import main
 from puffin_cli.format.spec import ROW_POSITION_FIELD_ID, THETA_BLOB_TYPE
 from puffin_cli.format.writer import PuffinWriter
+from puffin_cli.storage import FileIO
 
 # --------------------------------------------------------------------------------------------
 # Spark-built tables: the names Iceberg Java recorded
@@ -171,18 +172,18 @@ def test_metadata_is_read_once_for_every_snapshot(
     first = _stats_file(tmp_path / "a.puffin", [([1], _OLD), ([2], _OLD), ([2], _NEW)])
     second = _stats_file(tmp_path / "b.puffin", [([1], _NEW), ([ROW_POSITION_FIELD_ID], -1),
                                                  ([ROW_POSITION_FIELD_ID], -1)])
-    reads: list[Path] = []
+    reads: list[str] = []
     load = table_metadata.load_metadata
 
-    def counting(path: Path) -> table_metadata.TableMetadata:
+    def counting(path: str, fileio: FileIO | None = None) -> table_metadata.TableMetadata:
         reads.append(path)
-        return load(path)
+        return load(path, fileio)
 
     monkeypatch.setattr(table_loading, "load_metadata", counting)
     document = inspect_json("--no-decode", "--table", str(table), str(first), str(second))
     assert [b["columns"] for f in document["files"] for b in f["blobs"]] == [
         ["id"], ["name"], ["customer_id"], ["id"], ["_pos"], ["_pos"]]
-    assert reads == [table / "metadata" / "v1.metadata.json"]  # for snapshots 11, 22 and -1
+    assert reads == [str(table / "metadata" / "v1.metadata.json")]  # snapshots 11, 22 and -1
 
 
 def _main_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:

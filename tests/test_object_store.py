@@ -293,3 +293,81 @@ def test_local_commands_never_import_obstore(tree: Path, env: dict[str, str]) ->
         done = subprocess.run([sys.executable, "-c", probe, *args], env=env,
                               capture_output=True, timeout=TIMEOUT, check=False)
         assert done.stderr.decode().splitlines()[-1] == "False"
+
+
+def _upload_tree(s3_server: S3Server, root: Path, prefix: str) -> None:
+    client = s3_server.client()
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            client.put_object(Bucket=BUCKET, Key=f"{prefix}/{path.relative_to(root)}",
+                              Body=path.read_bytes())
+
+
+def test_table_in_an_object_store_equals_local(tree: Path, env: dict[str, str],
+                                               s3_server: S3Server, tmp_path: Path) -> None:
+    from tables.synthetic import dv_table
+
+    location = f"s3://{BUCKET}/tables/db/t"
+    root = tmp_path / "t"
+    dv_table(root, snapshots=2, dvs_per_snapshot=2, carry=True, location=location).finish()
+    _upload_tree(s3_server, root, "tables/db/t")
+    for options in ((), ("--all-snapshots",)):
+        remote = puffin("table", "--json", *options, location, env=env)
+        local = puffin("table", "--json", *options, str(root), env=env)
+        assert remote.returncode == local.returncode == 0, remote.stderr
+        remote_doc, local_doc = json.loads(remote.stdout), json.loads(local.stdout)
+        (remote_table,), (local_table,) = remote_doc["tables"], local_doc["tables"]
+        assert remote_table.pop("relocated") == []
+        assert local_table.pop("relocated") == [[location, str(root.resolve())]]
+        as_remote = json.loads(json.dumps(local_table).replace(str(root.resolve()), location)
+                               .replace(str(root), location))
+        assert remote_table == as_remote
+        assert sum(len(s["deletion-vectors"]) for s in remote_table["snapshots"]) >= 2
+    warehouse = puffin("table", "--json", f"s3://{BUCKET}/tables", env=env)
+    assert [t["path"] for t in json.loads(warehouse.stdout)["tables"]] == [location]
+
+
+def test_commit_to_a_table_in_an_object_store(tree: Path, s3_server: S3Server,
+                                              tmp_path: Path) -> None:
+    from tables.synthetic import dv_table
+
+    from puffin_cli.analysis.table.commit import StatisticsFileEntry, commit_statistics
+    from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
+    from puffin_cli.storage import FileIO
+
+    location = f"s3://{BUCKET}/commits/t"
+    dv_table(tmp_path / "t", snapshots=1, dvs_per_snapshot=1, carry=False,
+             location=location).finish()
+    _upload_tree(s3_server, tmp_path / "t", "commits/t")
+    fileio = FileIO({"s3.endpoint": s3_server.endpoint, "s3.access-key-id": "testing",
+                     "s3.secret-access-key": "testing", "s3.region": "us-east-1"})
+    entry = StatisticsFileEntry.for_blobs(1001, f"{location}/metadata/s.stats", 10, 5, [])
+    first = commit_statistics(location, entry, fileio=fileio)
+    second = commit_statistics(location, entry, fileio=fileio)
+    assert (first.version, second.version) == (2, 3)
+    assert second.replaced == (f"{location}/metadata/s.stats",)
+    current = current_metadata_file(location, fileio)
+    assert current == f"{location}/metadata/v3.metadata.json"
+    assert load_metadata(current, fileio).statistics[0].path == entry.path
+    hint = s3_server.client().get_object(Bucket=BUCKET, Key="commits/t/metadata/"
+                                         "version-hint.text")["Body"].read()
+    assert hint == b"3\n"
+
+
+def test_parquet_inputs_in_an_object_store(tree: Path, env: dict[str, str],
+                                           s3_server: S3Server, tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for i in range(2):
+        table = pa.table({"id": pa.array(range(i * 500, i * 500 + 1000), pa.int64())})
+        pq.write_table(table, tmp_path / f"d{i}.parquet")
+        s3_server.client().put_object(Bucket=BUCKET, Key=f"parquet/d{i}.parquet",
+                                      Body=(tmp_path / f"d{i}.parquet").read_bytes())
+    args = ("--field-id", "id=1", "--created-by", "t")
+    remote = puffin("write", str(tmp_path / "r.puffin"), "--from-parquet",
+                    f"s3://{BUCKET}/parquet/*.parquet", *args, env=env)
+    local = puffin("write", str(tmp_path / "l.puffin"), "--from-parquet",
+                   str(tmp_path / "*.parquet"), *args, env=env)
+    assert remote.returncode == local.returncode == 0, remote.stderr
+    assert (tmp_path / "r.puffin").read_bytes() == (tmp_path / "l.puffin").read_bytes()

@@ -4,6 +4,7 @@ no other module opens, lists or writes files."""
 
 from __future__ import annotations
 
+import ast
 import glob as pyglob
 import json
 import os
@@ -262,3 +263,41 @@ def test_read_all_refuses_more_than_its_limit(tmp_path: Path) -> None:
     assert default_io().read_all(path, 5) == b"12345"
     with pytest.raises(PuffinError, match="larger than the limit of 4 bytes"):
         default_io().read_all(path, 4)
+# --- the layer rule ---------------------------------------------------------------------------
+
+# Calls that open, list, write or rename files; only puffin_cli/storage may make them.
+FORBIDDEN = {"open", "os.open", "os.fdopen", "os.walk", "os.scandir", "os.listdir",
+             "os.replace", "os.rename", "os.link", "os.unlink", "os.remove", "glob.glob",
+             "glob.iglob", "tempfile.mkstemp", "shutil.copy", "shutil.move", "os.stat",
+             "os.lstat", "os.path.isfile", "os.path.isdir", "os.path.exists",
+             "os.path.getsize", "os.makedirs", "os.mkdir"}
+METHODS = {"read_bytes", "read_text", "write_bytes", "write_text", "iterdir", "rglob",
+           "is_file", "is_dir", "exists", "mkdir", "unlink"}
+# Not file I/O of the data: the file-system commit protocol's lock and hard links (a local
+# table only), and stdout redirected to /dev/null.
+ALLOWED = {("puffin_cli/cli/main.py", "os.open"), ("puffin_cli/spark/session.py", "os.open")}
+
+
+def _name(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_name(node.value)}.{node.attr}"
+    return ""
+
+
+def test_only_the_storage_layer_touches_files() -> None:
+    found = []
+    for path in sorted((ROOT / "puffin_cli").rglob("*.py")):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith("puffin_cli/storage/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _name(node.func)
+            method = name.rsplit(".", 1)[-1]
+            if (name in FORBIDDEN or (method in METHODS and "." in name)) \
+                    and (relative, name) not in ALLOWED:
+                found.append(f"{relative}:{node.lineno}: {name}")
+    assert found == []

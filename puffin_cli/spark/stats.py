@@ -34,6 +34,7 @@ from puffin_cli.blobs.theta import MAX_THETA, CompactTheta, ThetaAccumulator
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.spec import CODEC_ZSTD, NDV_PROPERTY, THETA_BLOB_TYPE
 from puffin_cli.format.writer import PuffinWriter
+from puffin_cli.storage import join
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.stats.sketch_task import TaskSpec
@@ -227,10 +228,8 @@ def write_statistics(plan: StatsPlan, sketches: Sketches, *, file_name: str | No
     """Write the statistics file; (local path, location for the metadata, size, footer)."""
     snapshot = plan.snapshot
     name = file_name or f"{snapshot.snapshot_id}-{uuid.uuid4()}.stats"
-    directory = plan.table.statistics_dir
-    os.makedirs(directory, exist_ok=True)
-    target = directory / name
-    with PuffinWriter(target) as writer:
+    target = join(plan.table.statistics_dir, name)  # metadata/: there, as the table is
+    with PuffinWriter(target, fileio=plan.table.fileio) as writer:
         for column, sketch in zip(plan.columns, sketches.sketches, strict=True):
             writer.add_blob(THETA_BLOB_TYPE, sketch.to_bytes(), fields=[column.field_id],
                             snapshot_id=snapshot.snapshot_id,
@@ -238,7 +237,7 @@ def write_statistics(plan: StatsPlan, sketches: Sketches, *, file_name: str | No
                             properties={NDV_PROPERTY: str(sketch.ndv)}, codec=CODEC_ZSTD)
         result = writer.finish()
     mapper_location = plan.table.statistics_location(name)
-    return str(target), mapper_location, result.file_size, result.footer_size
+    return target, mapper_location, result.file_size, result.footer_size
 
 
 def column_stats(plan: StatsPlan, sketches: Sketches) -> tuple[ColumnStats, ...]:

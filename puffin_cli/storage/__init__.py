@@ -58,6 +58,8 @@ from puffin_cli.storage.base import (
     is_remote,
     join,
     local_path,
+    name_of,
+    parent,
     scheme_of,
 )
 
@@ -74,5 +76,7 @@ __all__ = [
     "is_remote",
     "join",
     "local_path",
+    "name_of",
+    "parent",
     "scheme_of",
 ]

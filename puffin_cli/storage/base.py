@@ -68,6 +68,18 @@ def has_magic(text: str) -> bool:
     return bool(_GLOB_CHARS & set(text))
 
 
+def parent(location: str) -> str:
+    """The directory (or prefix) holding a location."""
+    if not is_remote(location):
+        return os.path.dirname(location.rstrip("/") or "/")
+    return location.rstrip("/").rsplit("/", 1)[0]
+
+
+def name_of(location: str) -> str:
+    """The last part of a location (a file or directory name)."""
+    return location.rstrip("/").rsplit("/", 1)[-1]
+
+
 def join(base: str, *names: str) -> str:
     """``base`` and names joined with ``/`` (``os.path.join`` for local paths)."""
     if not is_remote(base):
@@ -86,6 +98,7 @@ class FileInfo:
     location: str
     size: int
     kind: str = "file"
+    modified: float | None = None  # seconds since the epoch, when known
 
 
 class InputFile(ABC):
@@ -308,9 +321,11 @@ class FileIO:
     def new_output(self, location: str | os.PathLike[str]) -> OutputFile:
         return OutputFile(self, os.fspath(location))
 
-    def open_stream(self, location: str | os.PathLike[str]) -> AbstractContextManager[IO[bytes]]:
+    def open_stream(self, location: str | os.PathLike[str], *,
+                    regular_only: bool = False) -> AbstractContextManager[IO[bytes]]:
         """A binary stream read once from start to end: local pipes, ``<(…)`` and devices
-        are fine here; objects are streamed in chunks."""
+        are fine here unless ``regular_only`` (files that must be whole: table metadata,
+        manifests); objects are streamed in chunks."""
         text = os.fspath(location)
         if is_remote(text):
             from puffin_cli.storage import remote
@@ -318,7 +333,7 @@ class FileIO:
             return remote.open_stream(self, text)
         from puffin_cli.storage import local
 
-        return local.open_stream(text)
+        return local.open_stream(text, regular_only)
 
     def read_all(self, location: str | os.PathLike[str], limit: int) -> bytes:
         """A whole (small) file, refused when it has more than ``limit`` bytes."""
@@ -340,6 +355,31 @@ class FileIO:
         from puffin_cli.storage import local
 
         return local.stat(text)
+
+    def list_dir(self, location: str | os.PathLike[str]) -> tuple[list[FileInfo], list[str]]:
+        """The regular files directly in a directory or prefix, and its subdirectories
+        (locations), both sorted; a symlinked directory is not a subdirectory (as
+        ``os.walk``)."""
+        text = os.fspath(location)
+        if is_remote(text):
+            from puffin_cli.storage import remote
+
+            return remote.list_dir(self, text)
+        from puffin_cli.storage import local
+
+        return local.list_dir(text)
+
+    def lock(self, location: str | os.PathLike[str]) -> AbstractContextManager[None]:
+        """An exclusive lock named by a location, held while the context lasts: a lock
+        file (``flock``) locally; object stores have none, so nothing there."""
+        text = os.fspath(location)
+        if is_remote(text):
+            from contextlib import nullcontext
+
+            return nullcontext()
+        from puffin_cli.storage import local
+
+        return local.lock(text)
 
     def list_files(self, location: str | os.PathLike[str]) -> Iterator[FileInfo]:
         """Every regular file under a directory or prefix, recursively, sorted by location."""

@@ -89,8 +89,15 @@ class LocalInput(InputFile):
 
 
 @contextmanager
-def open_stream(location: str) -> Iterator[IO[bytes]]:
-    """A file read from start to end; pipes, ``<(…)`` and devices are allowed."""
+def open_stream(location: str, regular_only: bool = False) -> Iterator[IO[bytes]]:
+    """A file read from start to end; pipes, ``<(…)`` and devices are allowed unless
+    ``regular_only``."""
+    if regular_only:
+        with LocalInput(location) as source:  # refuses what is not a regular file
+            handle = source.reader()
+        with handle:
+            yield handle
+        return
     path = local_path(location)
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below
@@ -109,7 +116,7 @@ def stat_path(path: str) -> FileInfo | None:
     except OSError:
         return None
     if _st.S_ISREG(status.st_mode):
-        return FileInfo(path, status.st_size, "file")
+        return FileInfo(path, status.st_size, "file", status.st_mtime)
     if _st.S_ISDIR(status.st_mode):
         return FileInfo(path, 0, "dir")
     return FileInfo(path, 0, "other")
@@ -118,6 +125,39 @@ def stat_path(path: str) -> FileInfo | None:
 def stat(location: str) -> FileInfo | None:
     info = stat_path(local_path(location))
     return None if info is None else FileInfo(location, info.size, info.kind)
+
+
+def list_dir(location: str) -> tuple[list[FileInfo], list[str]]:
+    root = local_path(location)
+    files, dirs = [], []
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return [], []
+    for entry in entries:
+        path = os.path.join(location, entry.name)
+        if entry.is_dir(follow_symlinks=False):
+            dirs.append(path)
+            continue
+        info = stat_path(entry.path)
+        if info is not None and info.kind == "file":
+            files.append(FileInfo(path, info.size, "file", info.modified))
+    return files, dirs
+
+
+@contextmanager
+def lock(location: str) -> Iterator[None]:
+    """``flock`` on a lock file (created when missing, never removed)."""
+    import fcntl
+
+    try:
+        handle = open(local_path(location), "a")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        raise StorageError(f"cannot lock: {_reason(exc)}", code="io.lock",
+                           path=location) from None
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
 
 
 def list_files(location: str) -> Iterator[FileInfo]:

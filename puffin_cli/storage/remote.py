@@ -330,11 +330,34 @@ def _listed(fileio: FileIO, location: str, target: Target) -> list[FileInfo]:
     try:
         for batch in obstore.list(store, prefix or None, chunk_size=1000):
             for meta in batch:
-                found.append(FileInfo(target.location(meta["path"]), int(meta["size"])))
+                found.append(FileInfo(target.location(meta["path"]), int(meta["size"]), "file",
+                                      _timestamp(meta)))
     except Exception as exc:
         _fail(exc, location, target)
     found.sort(key=lambda info: info.location)
     return found
+
+
+def list_dir(fileio: FileIO, location: str) -> tuple[list[FileInfo], list[str]]:
+    target = parse(location)
+    if target.kind == "http":
+        raise StorageError("an http(s) location cannot be listed; name the files",
+                           code="io.list", path=location)
+    store = _store(fileio, target, location)
+    prefix = target.key.rstrip("/")
+    try:
+        found = obstore.list_with_delimiter(store, prefix or None)
+    except Exception as exc:
+        _fail(exc, location, target)
+    files = [FileInfo(target.location(meta["path"]), int(meta["size"]), "file",
+                      _timestamp(meta)) for meta in found["objects"]]
+    dirs = [target.location(p) for p in found["common_prefixes"]]
+    return sorted(files, key=lambda f: f.location), sorted(dirs)
+
+
+def _timestamp(meta: Any) -> float | None:
+    modified = meta.get("last_modified")
+    return None if modified is None else float(modified.timestamp())
 
 
 def list_files(fileio: FileIO, location: str) -> Iterator[FileInfo]:

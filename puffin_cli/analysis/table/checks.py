@@ -40,7 +40,6 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from puffin_cli.analysis import dv_containers
 from puffin_cli.analysis.table.fields import FieldNames
@@ -69,7 +68,7 @@ from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import DV_BLOB_TYPE, MAGIC, NDV_PROPERTY, REFERENCED_DATA_FILE_PROPERTY
-from puffin_cli.storage import default_io
+from puffin_cli.storage import FileInfo, default_io, is_remote, join
 
 PUFFIN_SUFFIXES = (".puffin", ".stats")
 
@@ -93,6 +92,7 @@ class _Analysis:
         self.metadata = table.metadata
         self.table_dir = table.table_dir
         self.mapper = table.mapper
+        self.fileio = table.fileio
         self.validate = validate
         self.findings: list[Finding] = []
         self.files: dict[str, _PuffinFile] = {}
@@ -105,8 +105,14 @@ class _Analysis:
 
     def local(self, location: str) -> str:
         path = self.mapper.local(location)
-        self.referenced.add(os.path.realpath(path))
+        self.referenced.add(_same(path))
         return path
+
+    def _file(self, local: str) -> FileInfo | None:
+        """What is at ``local`` when it is a file (a regular one, or a FIFO or device that
+        reading will refuse); ``None`` when nothing or a directory is there."""
+        found = self.fileio.stat(local)
+        return None if found is None or found.kind == "dir" else found
 
     # Puffin files ------------------------------------------------------------------------
 
@@ -115,30 +121,32 @@ class _Analysis:
         cached = self.files.get(local)
         if cached is not None:
             return cached
-        if not os.path.isfile(local):
+        info = self._file(local)
+        if info is None:
             found = _PuffinFile(exists=False)
         else:
-            found = _PuffinFile(exists=True, size=os.path.getsize(local))
-            with default_io().new_input(local) as head:
-                found.is_puffin = head.size >= len(MAGIC) and head.read(0, len(MAGIC)) == MAGIC
-            if found.is_puffin:
-                try:
-                    with PuffinReader(local) as reader:
+            found = _PuffinFile(exists=True, size=info.size)
+            try:
+                with self.fileio.new_input(local, length=info.size) as head:
+                    found.is_puffin = head.size >= len(MAGIC) and \
+                        head.read(0, len(MAGIC)) == MAGIC
+                if found.is_puffin:
+                    with PuffinReader(local, length=info.size, fileio=self.fileio) as reader:
                         found.blobs = reader.metadata.blobs
                         found.footer_size = reader.footer.footer_size
-                except PuffinError as exc:
-                    found.problem = exc.with_path(location)
+            except PuffinError as exc:
+                found.problem = exc.with_path(location)
         self.files[local] = found
         return found
 
     def validate_file(self, location: str) -> None:
         local = self.mapper.local(location)
-        if not self.validate or local in self.validated or not os.path.isfile(local):
+        if not self.validate or local in self.validated or self._file(local) is None:
             return
         self.validated.add(local)
         from puffin_cli.analysis.validate import validate_file
 
-        for finding in validate_file(local).findings:
+        for finding in validate_file(local, fileio=self.fileio).findings:
             self.findings.append(Finding(finding.code, finding.severity,
                                          f"{location}: {finding.message}", finding.offset,
                                          finding.blob_index))
@@ -215,12 +223,13 @@ class _Analysis:
             if entry.snapshot_id != snapshot_id:
                 continue
             local = self.local(entry.path)
-            if not os.path.isfile(local):
+            info = self._file(local)
+            if info is None:
                 self.add("table.stats.missing", f"{entry.path}: partition statistics file for "
                          f"snapshot {snapshot_id} does not exist ({local})")
-            elif os.path.getsize(local) != entry.file_size:
+            elif info.size != entry.file_size:
                 self.add("table.stats.size", f"{entry.path}: file-size-in-bytes is "
-                         f"{entry.file_size}, the file has {os.path.getsize(local)} bytes")
+                         f"{entry.file_size}, the file has {info.size} bytes")
             out.append(entry)
         return tuple(out)
 
@@ -303,7 +312,8 @@ class _Analysis:
         key = (offset, length)
         decoded = found.decoded.get(key)
         if decoded is None:
-            with default_io().new_input(self.mapper.local(entry.path)) as source:
+            with self.fileio.new_input(self.mapper.local(entry.path),
+                                       length=found.size) as source:
                 data = source.read(offset, length)
             decoded = dv_containers.decode_range(data, in_puffin=found.blobs is not None,
                                                  base_offset=offset)
@@ -391,19 +401,19 @@ class _Analysis:
         with ``everywhere`` (all snapshots read), anywhere under the table directory."""
         for entry in self.metadata.statistics:
             self.local(entry.path)
-        root = self.table_dir if everywhere else self.table_dir / METADATA_DIR
-        found = []
-        for dirpath, _dirs, names in os.walk(root):
-            for name in names:
-                if not name.endswith(PUFFIN_SUFFIXES):
-                    continue
-                path = os.path.join(dirpath, name)
-                if os.path.realpath(path) not in self.referenced:
-                    found.append(path)
+        root = self.table_dir if everywhere else join(self.table_dir, METADATA_DIR)
+        found = [info.location for info in self.fileio.list_files(root)
+                 if info.location.endswith(PUFFIN_SUFFIXES)
+                 and _same(info.location) not in self.referenced]
         for path in sorted(found):
             self.add("table.orphan", f"{path}: Puffin file referenced by no "
                      f"{'snapshot' if everywhere else 'statistics entry'}", Severity.INFO)
         return tuple(sorted(found))
+
+
+def _same(location: str) -> str:
+    """A form of a location that is equal for two names of one file (symlinks resolved)."""
+    return location if is_remote(location) else os.path.realpath(location)
 
 
 def _ndv(properties: dict[str, str]) -> int | None:
@@ -452,10 +462,11 @@ def analyze_path(path: str | os.PathLike[str], *, snapshot_id: int | None = None
         return TablesReport((analyze_table(
             path, snapshot_id=snapshot_id, all_snapshots=all_snapshots, relocate=relocate,
             validate=validate, catalog=catalog),))
-    target = Path(path)
-    if not target.exists():
-        raise PuffinError("no such file or directory", code="table.not-found", path=str(path))
-    if target.is_file() or is_table_dir(target):
+    target = os.fspath(path)
+    found = default_io().stat(target)
+    if found is None:
+        raise PuffinError("no such file or directory", code="table.not-found", path=target)
+    if found.kind != "dir" or is_table_dir(target):
         tables = [target]
     else:
         tables = find_tables(target)

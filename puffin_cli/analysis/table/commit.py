@@ -9,12 +9,14 @@ runs it:
 2. read ``v<N>.metadata.json``, apply the change (for statistics: drop any entry for the same
    snapshot, append the new one; ``last-updated-ms`` moves on and ``v<N>`` joins the
    ``metadata-log``, trimmed to ``write.metadata.previous-versions-max``);
-3. write the result to a uniquely named temporary file in ``metadata/`` and fsync it;
-4. publish it as ``v<N+1>.metadata.json`` with a hard link, which fails when that name exists:
-   a metadata file is never overwritten. If another writer got there first, drop the
-   temporary file, re-read the new latest version and go to step 2 (up to ``max_attempts``);
-5. replace ``version-hint.text`` atomically (temp file + rename) unless it already names a
-   newer version (puffin writers take ``metadata/.puffin-version-hint.lock`` for this step).
+3. write the result as ``v<N+1>.metadata.json`` with the storage layer's create-only output:
+   locally a fsynced temporary file in ``metadata/`` published by a hard link, which fails when
+   that name exists; in an object store one PUT with ``If-None-Match: *``. A metadata file is
+   never overwritten. If another writer got there first, re-read the new latest version and go
+   to step 2 (up to ``max_attempts``);
+4. replace ``version-hint.text`` (temp file + rename; a PUT in an object store) unless it
+   already names a newer version (locally, puffin writers take
+   ``metadata/.puffin-version-hint.lock`` for this step).
 
 Tables whose metadata files use metastore naming (``<N>-<uuid>.metadata.json``) belong to a
 catalog; committing to them behind the catalog's back is refused.
@@ -27,10 +29,8 @@ import json
 import os
 import random
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from puffin_cli.analysis.table.metadata import (
@@ -41,6 +41,7 @@ from puffin_cli.analysis.table.metadata import (
     version_hint,
 )
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.storage import FileIO, StorageError, default_io, join, name_of
 
 DEFAULT_MAX_ATTEMPTS = 10
 PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
@@ -77,86 +78,77 @@ class CommitResult:
     replaced: tuple[str, ...]  # statistics paths dropped for the same snapshot
 
 
-def _version_path(metadata_dir: Path, version: int) -> Path | None:
+def _version_path(metadata_dir: str, version: int, fileio: FileIO) -> str | None:
     for name in (f"v{version}.metadata.json", f"v{version}.gz.metadata.json",
                  f"v{version}.metadata.json.gz"):
-        candidate = metadata_dir / name
-        if candidate.exists():
+        candidate = join(metadata_dir, name)
+        if fileio.stat(candidate) is not None:
             return candidate
     return None
 
 
-def latest_version(metadata_dir: Path) -> tuple[int, Path]:
-    """(N, path of v<N>) for the newest published version (see the module docstring)."""
-    versions = hadoop_versions(metadata_dir) if metadata_dir.is_dir() else {}
+def latest_version(metadata_dir: str | os.PathLike[str], fileio: FileIO | None = None
+                   ) -> tuple[int, str]:
+    """(N, location of v<N>) for the newest published version (see the module docstring)."""
+    fileio = fileio or default_io()
+    metadata_dir = os.fspath(metadata_dir)
+    found = fileio.stat(metadata_dir)
+    versions = hadoop_versions(metadata_dir, fileio) if found and found.kind == "dir" else {}
     if not versions:
         raise PuffinError(f"{metadata_dir}: no v<N>.metadata.json; only file-system tables "
                           "(Hadoop catalog) can be committed to directly; register the "
                           "statistics file through the table's catalog instead",
                           code="commit.not-file-system-table")
-    version = version_hint(metadata_dir)
+    version = version_hint(metadata_dir, fileio)
     if version is None or version not in versions:
         version = max(versions)
     path = versions[version]
-    while (following := _version_path(metadata_dir, version + 1)) is not None:
+    while (following := _version_path(metadata_dir, version + 1, fileio)) is not None:
         version, path = version + 1, following
     return version, path
 
 
-def _write_new(metadata_dir: Path, content: bytes) -> Path:
-    temp = metadata_dir / f".puffin-{uuid.uuid4()}.metadata.json.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-    return temp
-
-
-def _update_hint(metadata_dir: Path, version: int) -> None:
+def _update_hint(metadata_dir: str | os.PathLike[str], version: int,
+                 fileio: FileIO | None = None) -> None:
     """Point the hint at the newest version (at least ``version``), never backwards; puffin
     writers serialize this step on a lock file so a slower one cannot roll the hint back."""
-    import fcntl
-
-    with open(metadata_dir / ".puffin-version-hint.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        newest = max(version, latest_version(metadata_dir)[0])
-        current = version_hint(metadata_dir)
+    fileio = fileio or default_io()
+    metadata_dir = os.fspath(metadata_dir)
+    with fileio.lock(join(metadata_dir, ".puffin-version-hint.lock")):
+        newest = max(version, latest_version(metadata_dir, fileio)[0])
+        current = version_hint(metadata_dir, fileio)
         if current is not None and current >= newest:
             return
-        temp = metadata_dir / f".puffin-{uuid.uuid4()}.version-hint.tmp"
-        temp.write_text(f"{newest}\n", encoding="utf-8")
-        os.replace(temp, metadata_dir / VERSION_HINT)
+        with fileio.new_output(join(metadata_dir, VERSION_HINT)).create(overwrite=True) as out:
+            out.write(f"{newest}\n".encode())
 
 
 def commit(table_dir: str | os.PathLike[str],
            change: Callable[[dict[str, Any], str], dict[str, Any]], *,
-           max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> tuple[int, Path, int]:
+           max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+           fileio: FileIO | None = None) -> tuple[int, str, int]:
     """Apply ``change(base_metadata_json, base_location)`` and publish the result as the
     next version; (version, file, attempts). ``change`` gets a deep copy to modify."""
-    metadata_dir = Path(table_dir) / METADATA_DIR
+    fileio = fileio or default_io()
+    metadata_dir = join(os.fspath(table_dir), METADATA_DIR)
     for attempt in range(1, max_attempts + 1):
-        version, base_path = latest_version(metadata_dir)
-        base = load_metadata(base_path)
-        location = f"{base.location.rstrip('/')}/{METADATA_DIR}/{base_path.name}"
+        version, base_path = latest_version(metadata_dir, fileio)
+        base = load_metadata(base_path, fileio)
+        location = f"{base.location.rstrip('/')}/{METADATA_DIR}/{name_of(base_path)}"
         updated = change(copy.deepcopy(base.raw), location)
         content = json.dumps(updated, separators=(",", ":"), ensure_ascii=False).encode()
-        temp = _write_new(metadata_dir, content)
-        target = metadata_dir / f"v{version + 1}.metadata.json"
+        target = join(metadata_dir, f"v{version + 1}.metadata.json")
         try:
-            if _version_path(metadata_dir, version + 1) is not None:
-                raise FileExistsError(str(target))
-            os.link(temp, target)
-        except FileExistsError:
+            if _version_path(metadata_dir, version + 1, fileio) is not None:
+                raise StorageError("exists", code="write.exists", path=target)
+            with fileio.new_output(target).create() as out:
+                out.write(content)
+        except StorageError as exc:
+            if exc.code != "write.exists":
+                raise
             time.sleep(random.uniform(0.01, 0.05) * attempt)
             continue
-        finally:
-            temp.unlink(missing_ok=True)
-        _update_hint(metadata_dir, version + 1)
+        _update_hint(metadata_dir, version + 1, fileio)
         return version + 1, target, attempt
     raise PuffinError(f"{metadata_dir}: gave up after {max_attempts} attempts: other writers "
                       "committed a new metadata version each time; nothing was changed",
@@ -180,7 +172,8 @@ def _log_previous(metadata: dict[str, Any], previous_location: str) -> None:
 
 
 def commit_statistics(table_dir: str | os.PathLike[str], entry: StatisticsFileEntry, *,
-                      max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> CommitResult:
+                      max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+                      fileio: FileIO | None = None) -> CommitResult:
     """Register a statistics file for its snapshot, replacing any older entry for it."""
     replaced: list[str] = []
 
@@ -201,5 +194,6 @@ def commit_statistics(table_dir: str | os.PathLike[str], entry: StatisticsFileEn
         _log_previous(metadata, previous)
         return metadata
 
-    version, path, attempts = commit(table_dir, change, max_attempts=max_attempts)
+    version, path, attempts = commit(table_dir, change, max_attempts=max_attempts,
+                                     fileio=fileio)
     return CommitResult(version, str(path), attempts, tuple(replaced))

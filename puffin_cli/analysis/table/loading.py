@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from puffin_cli.analysis.table.fields import FieldNames
@@ -37,6 +36,7 @@ from puffin_cli.analysis.table.metadata import (
     resolve_metadata_path,
 )
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.storage import FileIO, default_io, is_remote, join
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.catalog import CatalogTable
@@ -51,8 +51,8 @@ class Table:
     """A loaded table: its current metadata, where it was found, and how its locations map."""
 
     metadata: TableMetadata
-    metadata_file: Path
-    table_dir: Path
+    metadata_file: str
+    table_dir: str
     mapper: PathMapper
     io_properties: Mapping[str, str] = field(default_factory=dict)
     _names: dict[int, FieldNames] = field(default_factory=dict, repr=False)
@@ -76,16 +76,24 @@ class Table:
                              io_properties={**named.io_properties, **(io_properties or {})})
             table.catalog_table = named
             return table
-        target = Path(path)
-        if not target.is_file() and not is_table_dir(target):
-            found = ("a directory without metadata/*.metadata.json" if target.is_dir()
-                     else "no such file or directory")
-            raise PuffinError(f"{found}; expected an Iceberg table directory or a "
-                              "*.metadata.json file", code="table.not-found", path=str(path))
-        metadata_file, table_dir = resolve_metadata_path(target)
-        metadata = load_metadata(metadata_file)
+        fileio = default_io().with_properties(io_properties or {})
+        target = os.fspath(path)
+        found = fileio.stat(target)
+        if found is None or (found.kind == "dir" and not is_table_dir(target, fileio)):
+            what = ("a directory without metadata/*.metadata.json" if found is not None
+                    else "no such file or directory")
+            raise PuffinError(f"{what}; expected an Iceberg table directory or a "
+                              "*.metadata.json file", code="table.not-found", path=target)
+        metadata_file, table_dir = resolve_metadata_path(target, fileio)
+        metadata = load_metadata(metadata_file, fileio)
         return cls(metadata, metadata_file, table_dir,
                    default_mapper(metadata, table_dir, relocate), dict(io_properties or {}))
+
+    @property
+    def fileio(self) -> FileIO:
+        """The storage configuration of the table's files: the process's (``--io``) with the
+        catalog's FileIO properties for this table on top."""
+        return default_io().with_properties(self.io_properties)
 
     # snapshots ------------------------------------------------------------------------------
 
@@ -135,7 +143,7 @@ class Table:
     def manifests(self) -> ManifestReader:
         """The table's manifest reader (one per table: what it read is read once)."""
         if self.manifest_reader is None:
-            self.manifest_reader = ManifestReader(self.mapper)
+            self.manifest_reader = ManifestReader(self.mapper, self.fileio)
         return self.manifest_reader
 
     def local(self, location: str) -> str:
@@ -153,12 +161,12 @@ class Table:
             return catalog.commit_statistics(found.catalog, found.identifier, entry)
         from puffin_cli.analysis.table.commit import commit_statistics
 
-        return commit_statistics(self.table_dir, entry)
+        return commit_statistics(self.table_dir, entry, fileio=self.fileio)
 
     @property
-    def statistics_dir(self) -> Path:
+    def statistics_dir(self) -> str:
         """Where statistics files are written: the table's ``metadata/`` directory."""
-        return self.table_dir / METADATA_DIR
+        return join(self.table_dir, METADATA_DIR)
 
     def statistics_location(self, file_name: str) -> str:
         """How the table metadata should name a statistics file written to
@@ -167,6 +175,11 @@ class Table:
         place)."""
         location = self.metadata.location.rstrip("/")
         here = normalize_location(location)
-        if "://" not in here and os.path.realpath(here) == os.path.realpath(self.table_dir):
+        found = normalize_location(self.table_dir)
+        if is_remote(found):
+            if here == found:
+                return f"{location}/{METADATA_DIR}/{file_name}"
+            return join(self.statistics_dir, file_name)
+        if not is_remote(here) and os.path.realpath(here) == os.path.realpath(found):
             return f"{location}/{METADATA_DIR}/{file_name}"
-        return str((self.statistics_dir / file_name).resolve())
+        return os.path.realpath(join(self.statistics_dir, file_name))

@@ -9,11 +9,13 @@ show that a snapshot costs exactly its manifest list and its own manifests.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from puffin_cli.analysis.table.metadata import PathMapper, Snapshot
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.storage import FileIO, StorageError, default_io
 
 CONTENT_DATA = 0
 CONTENT_POSITION_DELETES = 1
@@ -74,21 +76,23 @@ class ContentFile:
 class ManifestReader:
     """Reads Avro metadata files through a :class:`PathMapper`; counts the files opened."""
 
-    def __init__(self, mapper: PathMapper) -> None:
+    def __init__(self, mapper: PathMapper, fileio: FileIO | None = None) -> None:
         self.mapper = mapper
+        self.fileio = fileio or default_io()
         self.files_opened = 0
 
     def _records(self, location: str) -> Iterator[dict[str, Any]]:
         import fastavro
 
         local = self.mapper.local(location)
+        opened = ExitStack()
         try:
-            handle = open(local, "rb")  # noqa: SIM115 - closed below, after the generator
-        except OSError as exc:
-            raise PuffinError(f"cannot open: {exc.strerror}", code="table.manifest-missing",
+            handle = opened.enter_context(self.fileio.open_stream(local, regular_only=True))
+        except StorageError as exc:
+            raise PuffinError(exc.message, code="table.manifest-missing",
                               path=location) from None
         self.files_opened += 1
-        with handle:
+        with opened:
             try:
                 for record in fastavro.reader(handle):
                     assert isinstance(record, dict)

@@ -22,11 +22,11 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.storage import FileInfo, FileIO, default_io, is_remote, join, name_of, parent
 
 METADATA_DIR = "metadata"
 VERSION_HINT = "version-hint.text"
@@ -139,91 +139,98 @@ class PathMapper:
         for source, target in self.rules:
             if text == source or text.startswith(source + "/"):
                 return target + text[len(source):]
-        if "://" in text:
-            scheme = text.split("://", 1)[0]
-            raise PuffinError(f"{location}: {scheme}:// location outside the table's location; "
-                              "map it with --relocate FROM=TO", code="table.location")
-        return text
+        return text  # read where it is (an object store location is read there)
 
 
 # --- discovery --------------------------------------------------------------------------------
 
 
-def _version_files(metadata_dir: Path) -> tuple[dict[int, Path], dict[int, list[Path]]]:
-    hadoop: dict[int, Path] = {}
-    metastore: dict[int, list[Path]] = {}
-    for entry in metadata_dir.iterdir():
-        match = _HADOOP_NAME.match(entry.name)
+def _version_files(metadata_dir: str, fileio: FileIO
+                   ) -> tuple[dict[int, FileInfo], dict[int, list[FileInfo]]]:
+    hadoop: dict[int, FileInfo] = {}
+    metastore: dict[int, list[FileInfo]] = {}
+    files, _dirs = fileio.list_dir(metadata_dir)
+    for entry in files:
+        name = name_of(entry.location)
+        match = _HADOOP_NAME.match(name)
         if match:
             hadoop.setdefault(int(match.group(1)), entry)
             continue
-        match = _METASTORE_NAME.match(entry.name)
+        match = _METASTORE_NAME.match(name)
         if match:
             metastore.setdefault(int(match.group(1)), []).append(entry)
     return hadoop, metastore
 
 
-def hadoop_versions(metadata_dir: Path) -> dict[int, Path]:
+def hadoop_versions(metadata_dir: str, fileio: FileIO | None = None) -> dict[int, str]:
     """Version N -> ``v<N>.metadata.json`` (or a gzip spelling) in ``metadata_dir``."""
-    return _version_files(metadata_dir)[0]
+    found = _version_files(metadata_dir, fileio or default_io())[0]
+    return {version: entry.location for version, entry in found.items()}
 
 
-def version_hint(metadata_dir: Path) -> int | None:
+def version_hint(metadata_dir: str, fileio: FileIO | None = None) -> int | None:
     """The version ``metadata/version-hint.text`` names; ``None`` without a readable one."""
     try:
-        text = (metadata_dir / VERSION_HINT).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        raw = (fileio or default_io()).read_all(join(metadata_dir, VERSION_HINT), 4096)
+    except PuffinError:
         return None
-    text = text.strip()
-    return int(text) if text.isdigit() else None
+    text = raw.decode("utf-8", errors="replace").strip()
+    return int(text) if text.isascii() and text.isdigit() else None
 
 
-def current_metadata_file(table_dir: Path) -> Path:
+def current_metadata_file(table_dir: str, fileio: FileIO | None = None) -> str:
     """The current metadata JSON of a table directory (see the module docstring)."""
-    metadata_dir = table_dir / METADATA_DIR
-    if not metadata_dir.is_dir():
+    fileio = fileio or default_io()
+    metadata_dir = join(table_dir, METADATA_DIR)
+    found = fileio.stat(metadata_dir)
+    if found is None or found.kind != "dir":
         raise PuffinError(f"{table_dir}: no {METADATA_DIR}/ directory; expected an Iceberg "
                           "table directory, a *.metadata.json file or a warehouse",
                           code="table.not-found")
-    hadoop, metastore = _version_files(metadata_dir)
-    hint = version_hint(metadata_dir)
+    hadoop, metastore = _version_files(metadata_dir, fileio)
+    hint = version_hint(metadata_dir, fileio)
     if hint is not None and hint in hadoop:
-        return hadoop[hint]
+        return hadoop[hint].location
     if hadoop:
-        return hadoop[max(hadoop)]
+        return hadoop[max(hadoop)].location
     if metastore:
         newest = metastore[max(metastore)]
-        return max(newest, key=lambda p: (p.stat().st_mtime, p.name))
+        return max(newest, key=lambda f: (f.modified or 0.0, f.location)).location
     raise PuffinError(f"{metadata_dir}: no v<N>.metadata.json or <N>-<uuid>.metadata.json file",
                       code="table.not-found")
 
 
-def is_table_dir(path: Path) -> bool:
-    metadata_dir = path / METADATA_DIR
-    if not metadata_dir.is_dir():
+def is_table_dir(path: str | os.PathLike[str], fileio: FileIO | None = None) -> bool:
+    fileio = fileio or default_io()
+    metadata_dir = join(os.fspath(path), METADATA_DIR)
+    found = fileio.stat(metadata_dir)
+    if found is None or found.kind != "dir":
         return False
-    hadoop, metastore = _version_files(metadata_dir)
+    hadoop, metastore = _version_files(metadata_dir, fileio)
     return bool(hadoop or metastore)
 
 
-def find_tables(warehouse: Path) -> list[Path]:
+def find_tables(warehouse: str | os.PathLike[str], fileio: FileIO | None = None) -> list[str]:
     """Every table directory under ``warehouse`` (not descending into a table once found)."""
-    found: list[Path] = []
-    for root, dirs, _files in os.walk(warehouse):
-        here = Path(root)
-        if is_table_dir(here):
+    fileio = fileio or default_io()
+    found: list[str] = []
+    pending = [os.fspath(warehouse)]
+    while pending:
+        here = pending.pop()
+        _files, dirs = fileio.list_dir(here)
+        if any(name_of(d) == METADATA_DIR for d in dirs) and is_table_dir(here, fileio):
             found.append(here)
-            dirs[:] = []
         else:
-            dirs.sort()
+            pending.extend(reversed(dirs))
     return sorted(found)
 
 
 # --- reading ----------------------------------------------------------------------------------
 
 
-def _read_json(path: Path) -> Any:
-    raw = path.read_bytes()
+def _read_json(path: str, fileio: FileIO) -> Any:
+    with fileio.open_stream(path, regular_only=True) as stream:
+        raw = stream.read()
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     try:
@@ -293,10 +300,10 @@ def _statistics(obj: Any, path: str) -> StatisticsEntry:
     )
 
 
-def load_metadata(path: Path) -> TableMetadata:
+def load_metadata(path: str | os.PathLike[str], fileio: FileIO | None = None) -> TableMetadata:
     """Read one metadata JSON file (format version 1, 2 or 3)."""
-    name = str(path)
-    obj = _read_json(path)
+    name = os.fspath(path)
+    obj = _read_json(name, fileio or default_io())
     if not isinstance(obj, dict):
         raise PuffinError("table metadata must be a JSON object", code="table.metadata",
                           path=name)
@@ -348,26 +355,39 @@ def load_metadata(path: Path) -> TableMetadata:
     )
 
 
-def resolve_metadata_path(path: Path) -> tuple[Path, Path]:
+def resolve_metadata_path(path: str | os.PathLike[str], fileio: FileIO | None = None
+                          ) -> tuple[str, str]:
     """(metadata file, table directory) for a table directory or a metadata JSON file."""
-    if path.is_file():
-        parent = path.parent
-        table_dir = parent.parent if parent.name == METADATA_DIR else parent
-        return path, table_dir
-    return current_metadata_file(path), path
+    fileio = fileio or default_io()
+    text = os.fspath(path)
+    found = fileio.stat(text)
+    if found is not None and found.kind != "dir":
+        folder = parent(text)
+        table_dir = parent(folder) if name_of(folder) == METADATA_DIR else folder
+        return text, table_dir
+    return current_metadata_file(text, fileio), text
 
 
-def default_mapper(metadata: TableMetadata, table_dir: Path,
+def default_mapper(metadata: TableMetadata, table_dir: str | os.PathLike[str],
                    rules: list[tuple[str, str]] | None = None) -> PathMapper:
     """``rules`` first; then, unless a rule covers it, the table's ``location`` onto
     ``table_dir`` when that location is not the directory the metadata was found in (the table
-    was moved or copied, or lives on object storage)."""
+    was moved or copied, or lives on object storage under another name)."""
     mapper = PathMapper(rules)
     here = normalize_location(metadata.location)
+    found_dir = normalize_location(os.fspath(table_dir))
     covered = any(here == src or here.startswith(src + "/") for src, _ in mapper.rules)
-    found_in = Path(metadata.path).parent
-    in_table = found_in.name == METADATA_DIR and found_in.parent == table_dir
-    local = table_dir.resolve()
-    if not covered and (not os.path.isdir(here) or (in_table and Path(here).resolve() != local)):
-        mapper.add(metadata.location, str(local))
+    if covered or here == found_dir:
+        return mapper
+    if is_remote(found_dir):
+        mapper.add(metadata.location, found_dir)
+        return mapper
+    found_in = parent(metadata.path)
+    in_table = name_of(found_in) == METADATA_DIR and \
+        os.path.realpath(parent(found_in)) == os.path.realpath(found_dir)
+    local = os.path.realpath(found_dir)
+    here_found = None if is_remote(here) else default_io().stat(here)
+    if here_found is None or here_found.kind != "dir" or \
+            (in_table and os.path.realpath(here) != local):
+        mapper.add(metadata.location, local)
     return mapper
