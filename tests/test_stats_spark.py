@@ -21,11 +21,12 @@ from interop.sparkenv import script_output, spark_env
 from tables.fixtures import TABLES, spark_tables, table_dir  # noqa: F401
 
 from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
+from puffin_cli.analysis.stats.result import StatsResult
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.spark.stats import StatsResult, compute_table_stats
+from puffin_cli.spark.stats import compute_table_stats
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "stats_tables.py"
 

@@ -3,16 +3,15 @@ no folding: paths stay whole for copying). ``--json`` is the result's serializat
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.console import Console
 
+from puffin_cli.analysis.scan import ScanResult
+from puffin_cli.analysis.stats.result import StatsResult
 from puffin_cli.render.layout import plain_lines
 
 
-def stats_lines(result: Any) -> list[str]:
-    """Summary of a :class:`puffin_cli.spark.stats.StatsResult` (duck-typed: render does not
-    import the Spark layer)."""
+def stats_lines(result: StatsResult) -> list[str]:
+    """Summary of what ``stats compute`` did."""
     deletes = []
     if result.position_delete_files:
         deletes.append(f"{result.position_delete_files} position delete files")
@@ -39,8 +38,8 @@ def stats_lines(result: Any) -> list[str]:
     return lines
 
 
-def scan_lines(result: Any) -> list[str]:
-    """Summary of a :class:`puffin_cli.spark.scan.ScanResult`."""
+def scan_lines(result: ScanResult) -> list[str]:
+    """Summary of what ``scan`` found."""
     rate = result.files / result.seconds if result.seconds > 0 else 0.0
     lines = [f"scanned {result.files:,} Puffin files in {result.seconds:.1f} s "
              f"({rate:,.0f} files/s): {result.files_with_errors:,} with errors, "
@@ -53,9 +52,9 @@ def scan_lines(result: Any) -> list[str]:
     return lines
 
 
-def stats_view(result: Any, console: Console) -> None:
+def stats_view(result: StatsResult, console: Console) -> None:
     plain_lines(console, stats_lines(result))
 
 
-def scan_view(result: Any, console: Console) -> None:
+def scan_view(result: ScanResult, console: Console) -> None:
     plain_lines(console, scan_lines(result))

@@ -17,28 +17,11 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from puffin_cli.analysis.scan import ScanResult
 from puffin_cli.format.errors import PuffinError
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.validate import FileReport
-
-
-@dataclass(frozen=True)
-class ScanResult:
-    files: int
-    files_with_errors: int
-    files_with_warnings: int
-    errors: int
-    warnings: int
-    infos: int
-    codes: tuple[tuple[str, int], ...]  # finding code -> count, most frequent first
-    output: str | None
-    output_format: str | None
-    seconds: float
-
-    @property
-    def failed(self) -> bool:
-        return self.errors > 0
 
 
 @dataclass

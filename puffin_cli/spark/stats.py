@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from puffin_cli.analysis.stats.plan import StatsPlan
+from puffin_cli.analysis.stats.result import ColumnStats, StatsResult
 from puffin_cli.blobs.theta import MAX_THETA, CompactTheta, ThetaAccumulator
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.spec import CODEC_ZSTD, NDV_PROPERTY, THETA_BLOB_TYPE
@@ -41,42 +42,6 @@ if TYPE_CHECKING:
     from puffin_cli.analysis.stats.task_groups import TaskGroup
 
 Progress = Callable[[int, int], None]  # (completed tasks, total tasks)
-
-
-@dataclass(frozen=True)
-class ColumnStats:
-    field_id: int
-    name: str
-    type: str
-    ndv: int
-    estimate: float
-    retained: int
-    exact: bool
-    theta_long: int
-
-
-@dataclass(frozen=True)
-class StatsResult:
-    """What ``puffin stats compute`` did. ``statistics_path`` is the local file written,
-    ``statistics_location`` how the table metadata names it."""
-
-    table: str
-    snapshot_id: int
-    sequence_number: int
-    schema_id: int
-    columns: tuple[ColumnStats, ...]
-    skipped_columns: tuple[tuple[str, str], ...]
-    rows_read: int
-    data_files: int
-    position_delete_files: int
-    deletion_vectors: int
-    statistics_path: str
-    statistics_location: str
-    file_size: int
-    footer_size: int
-    seconds: float
-    committed_version: int | None = None
-    committed_metadata: str | None = None  # the metadata file the commit published
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,24 @@
+"""What ``puffin scan`` reports: counts of the findings over many Puffin files, as the Spark
+pipeline (:mod:`puffin_cli.spark.scan`) or the local scan returns them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    files: int
+    files_with_errors: int
+    files_with_warnings: int
+    errors: int
+    warnings: int
+    infos: int
+    codes: tuple[tuple[str, int], ...]  # finding code -> count, most frequent first
+    output: str | None
+    output_format: str | None
+    seconds: float
+
+    @property
+    def failed(self) -> bool:
+        return self.errors > 0

@@ -1,0 +1,42 @@
+"""What ``puffin stats compute`` reports: the result the Spark pipeline
+(:mod:`puffin_cli.spark.stats`) returns and :mod:`puffin_cli.render.stats` shows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    field_id: int
+    name: str
+    type: str
+    ndv: int
+    estimate: float
+    retained: int
+    exact: bool
+    theta_long: int
+
+
+@dataclass(frozen=True)
+class StatsResult:
+    """What ``puffin stats compute`` did. ``statistics_path`` is the local file written,
+    ``statistics_location`` how the table metadata names it."""
+
+    table: str
+    snapshot_id: int
+    sequence_number: int
+    schema_id: int
+    columns: tuple[ColumnStats, ...]
+    skipped_columns: tuple[tuple[str, str], ...]
+    rows_read: int
+    data_files: int
+    position_delete_files: int
+    deletion_vectors: int
+    statistics_path: str
+    statistics_location: str
+    file_size: int
+    footer_size: int
+    seconds: float
+    committed_version: int | None = None
+    committed_metadata: str | None = None  # the metadata file the commit published

@@ -1,0 +1,126 @@
+"""The layer rule of the developers' guide, checked over the import graph of every module.
+
+storage -> format -> blobs -> analysis -> render -> cli: a module imports only modules of its
+own layer or of the layers before it (the package root, which holds the version, is below
+every layer). spark is the last layer, imported only by the commands that need it (``stats``,
+``scan``), and only inside the command function, so no other command (nor ``--help``) loads
+it; pyspark itself is imported only in spark. click is for cli; the layers before render never
+import rich.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "puffin_cli"
+LAYERS = {"storage": 0, "format": 1, "blobs": 2, "analysis": 3, "render": 4, "cli": 5,
+          "spark": 6}
+SPARK_IMPORTERS = {"puffin_cli.cli.stats", "puffin_cli.cli.scan"}
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the importing module
+    target: str  # the imported module (or package) name
+    line: int
+    top_level: bool  # at module level (not in a function; TYPE_CHECKING blocks count as not)
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking(node: ast.If) -> bool:
+    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def imports_of(path: Path) -> list[Import]:
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: list[Import] = []
+
+    def visit(node: ast.AST, top: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import):
+                found.extend(Import(module, a.name, child.lineno, top) for a in child.names)
+            elif isinstance(child, ast.ImportFrom):
+                base = child.module or ""
+                if child.level:
+                    anchor = package.split(".")
+                    anchor = anchor[:len(anchor) - child.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                found.append(Import(module, base, child.lineno, top))
+                found.extend(Import(module, f"{base}.{a.name}", child.lineno, top)
+                             for a in child.names if f"{base}.{a.name}" in MODULES)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or (
+                    isinstance(child, ast.If) and _type_checking(child)):
+                visit(child, False)
+            else:
+                visit(child, top)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), True)
+    return found
+
+
+FILES = sorted(PACKAGE.rglob("*.py"))
+MODULES = {module_name(p) for p in FILES}
+GRAPH = [i for p in FILES for i in imports_of(p)]
+
+
+def layer(module: str) -> int | None:
+    """The layer of a puffin_cli module; ``None`` for the package root and ``__main__``."""
+    parts = module.split(".")
+    if parts[0] != "puffin_cli" or len(parts) < 2 or parts[1] == "__main__":
+        return None
+    return LAYERS[parts[1]]
+
+
+def test_every_subpackage_has_a_layer() -> None:
+    assert {m.split(".")[1] for m in MODULES if m.count(".") >= 1} - {"__main__"} <= set(LAYERS)
+
+
+def test_imports_go_only_to_earlier_layers() -> None:
+    wrong = []
+    for i in GRAPH:
+        if not i.target.startswith("puffin_cli.") or i.target.split(".")[1] == "__main__":
+            continue
+        own, other = layer(i.module), layer(i.target)
+        if other == LAYERS["spark"]:
+            continue  # the last layer: its own test below
+        if own is not None and other is not None and other > own:
+            wrong.append(f"{i.module}:{i.line} imports {i.target}")
+    assert wrong == []
+
+
+def test_spark_only_from_the_commands_that_need_it_and_only_when_they_run() -> None:
+    wrong = []
+    for i in GRAPH:
+        if not i.target.startswith("puffin_cli.spark") or i.module.startswith("puffin_cli.spark"):
+            continue
+        if i.module not in SPARK_IMPORTERS or i.top_level:
+            wrong.append(f"{i.module}:{i.line} imports {i.target}")
+    assert wrong == []
+
+
+def test_pyspark_only_in_spark_click_only_in_cli_no_rich_before_render() -> None:
+    wrong = []
+    for i in GRAPH:
+        top = i.target.split(".")[0]
+        own = layer(i.module)
+        if top == "pyspark" and not i.module.startswith("puffin_cli.spark"):
+            wrong.append(f"{i.module}:{i.line} imports pyspark")
+        if top == "click" and own != LAYERS["cli"]:
+            wrong.append(f"{i.module}:{i.line} imports click")
+        if top == "rich" and own is not None and own < LAYERS["render"]:
+            wrong.append(f"{i.module}:{i.line} imports rich")
+    assert wrong == []
+
+
+def test_the_graph_holds_known_edges_at_their_level() -> None:
+    """The graph is real: known edges are found, lazy ones as lazy."""
+    edges = {(i.module, i.target, i.top_level) for i in GRAPH}
+    assert ("puffin_cli.cli.stats", "puffin_cli.spark.stats", False) in edges
+    assert ("puffin_cli.format.reader", "puffin_cli.format.errors", True) in edges
