@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from tables.corrupt import copy_table, edit_metadata, live_dvs, local, rewrite_manifests
 from tables.fixtures import TABLES, java_report, spark_tables, table_dir  # noqa: F401  (session fixture)
 
-from puffin_cli.analysis.table.checks import analyze_path
+from puffin_cli.analysis.table.walk import analyze_path
 from puffin_cli.cli.main import cli
 from puffin_cli.format.findings import Severity
 

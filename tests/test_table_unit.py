@@ -16,12 +16,12 @@ from pyroaring import BitMap
 from tables.synthetic import TableBuilder, dv_table
 
 from puffin_cli.analysis import dv_containers
-from puffin_cli.analysis.table.checks import analyze_path
 from puffin_cli.analysis.table.fields import FieldNames
 from puffin_cli.analysis.table.metadata import (
     PathMapper,
     current_metadata_file,
 )
+from puffin_cli.analysis.table.walk import analyze_path
 from puffin_cli.blobs.deletion_vector import encode_deletion_vector
 from puffin_cli.cli.main import cli
 from puffin_cli.format.errors import PuffinError

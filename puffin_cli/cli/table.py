@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from puffin_cli.cli.grammar import Command, emit
@@ -25,12 +27,18 @@ from puffin_cli.cli.options import (
 @catalog_option
 @click.option("--no-validate", is_flag=True,
               help="Skip validating each Puffin file itself (table cross-checks only).")
+@click.option("--limit", type=click.IntRange(min=0), default=None, metavar="N",
+              help="List at most N deletion vectors per snapshot (default: all of one "
+                   "snapshot; with --all-snapshots none: the evolution chart and totals).")
 @json_option
+@click.option("--jsonl", "as_jsonl", is_flag=True,
+              help="Stream JSON lines as the snapshots are read: a record per table, "
+                   "snapshot, deletion vector change and finding (docs/table.md).")
 @io_option
 @click.pass_context
 def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots: bool,
           relocate: list[tuple[str, str]], catalog: str | None, no_validate: bool,
-          as_json: bool) -> None:
+          limit: int | None, as_json: bool, as_jsonl: bool) -> None:
     """Show and cross-check the Puffin files of Iceberg tables.
 
     PATH is a table directory, a *.metadata.json file, or a warehouse directory (every table
@@ -44,16 +52,36 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
     Examples:
       puffin table warehouse/db/orders
       puffin table warehouse/db/orders/metadata/v7.metadata.json --snapshot 2057551240464674718
-      puffin table --json --all-snapshots warehouse
+      puffin table --all-snapshots --limit 5 warehouse/db/orders
+      puffin table --jsonl --all-snapshots warehouse
       puffin table --relocate s3://bucket/warehouse=/data/warehouse /data/warehouse/db/orders
       puffin table --catalog prod sales.orders
     """
-    from puffin_cli.analysis.table.checks import analyze_path
+    from puffin_cli.analysis.table.walk import TableWalk, analyze_path, table_paths
+    from puffin_cli.render.progress import ProgressDisplay
 
     if snapshot_id is not None and all_snapshots:
         raise click.UsageError("--snapshot and --all-snapshots exclude each other")
-    report = analyze_path(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
-                          relocate=relocate, validate=not no_validate, catalog=catalog)
-    emit(ctx, report, "puffin_cli.render.table:render_human", as_json=as_json)
-    if not report.ok:
+    if as_json and as_jsonl:
+        raise click.UsageError("--json and --jsonl exclude each other")
+    if limit is None and all_snapshots:
+        limit = 0
+    with ProgressDisplay() as display:
+        display.phase("reading snapshots")
+        if as_jsonl:
+            from puffin_cli.render.table import write_jsonl
+
+            walks = (TableWalk(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
+                               relocate=relocate, validate=not no_validate, limit=0,
+                               catalog=catalog)
+                     for t in table_paths(path, catalog))
+            ok = write_jsonl(walks, sys.stdout, display.advance)
+        else:
+            report = analyze_path(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
+                                  relocate=relocate, validate=not no_validate, limit=limit,
+                                  progress=display.advance, catalog=catalog)
+            ok = report.ok
+    if not as_jsonl:
+        emit(ctx, report, "puffin_cli.render.table:render_human", as_json=as_json)
+    if not ok:
         ctx.exit(EXIT_BAD_FILE)

@@ -1,10 +1,15 @@
-"""``puffin table``'s human view (rich) of a TablesReport; ``--json`` is its serialization
-(render/jsonout.py, documented in docs/table.md).
+"""``puffin table``'s human view (rich) of a TablesReport (``--json`` is its serialization,
+render/jsonout.py, documented in docs/table.md), and the JSON-lines stream (:func:`write_jsonl`)
+written from the table walks themselves as they go.
 
-Per table: a header (metadata file, format version, location, relocations), then per snapshot
-its statistics files (one row per blob: column names, NDV), which statistics file Spark and
-Trino use, partition statistics files, its deletion vectors and totals; then the findings,
-errors first, as ``severity code  message``.
+Per table: a header (metadata file, format version, location, relocations); with more than one
+snapshot, the evolution chart: one line per snapshot, oldest first, with its deletion vectors,
+a bar of its deleted rows (its share of the live rows, the bar scaled to the largest share) and
+a mark for its statistics (own, stale: only an ancestor's, or none); then per snapshot (all of
+them for one snapshot, with ``--all-snapshots`` only when ``--limit`` asks for detail) its
+statistics files (one row per blob: column names, NDV), which statistics file Spark and Trino
+use, partition statistics files, its deletion vectors (at most ``--limit``) and totals; then
+the findings, errors first, as ``severity code  message``.
 
 The human view fits the console's width (80 columns when it cannot be known) without cutting
 anything: paths are shown relative to the table when they are inside it, and a path too long
@@ -15,9 +20,11 @@ two lines each: the data file, then the numbers aligned under a header.
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TextIO
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -26,8 +33,9 @@ from rich.text import Text
 
 from puffin_cli.analysis.table.metadata import normalize_location
 from puffin_cli.analysis.table.report import DeletionVector, SnapshotView, TableReport, TablesReport
+from puffin_cli.analysis.table.walk import Progress, TableWalk
 from puffin_cli.format.findings import Finding, Severity
-from puffin_cli.render import layout
+from puffin_cli.render import jsonout, layout
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 _ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -38,6 +46,56 @@ _NUMBERS_INDENT = 8
 _GAP = "  "
 # A URI scheme (``file:``, ``s3:``): such a location is not made absolute.
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def write_jsonl(walks: Iterable[TableWalk], out: TextIO,
+                progress: Progress | None = None) -> bool:
+    """The JSON-lines stream: per table a ``table`` record, then per snapshot (oldest first) a
+    ``snapshot`` record followed by ``deletion-vector`` records for the deletion vectors that
+    appeared (``change`` ``added``) and disappeared (``removed``) since the snapshot before
+    (so each appears once, not once per snapshot), then ``finding`` records, and an ``end``
+    record. Written as the walk goes; True when no table has an error."""
+    ok = True
+
+    def record(kind: str, value: Any, **extra: Any) -> None:
+        body = {"record": kind, **extra, **(jsonout.to_jsonable(value) if value else {})}
+        out.write(json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+    for walk in walks:
+        table = walk.table
+        record("table", None, **{
+            "schema-version": jsonout.SCHEMA_VERSIONS["table"], "path": str(table.table_dir),
+            "metadata-file": str(table.metadata_file),
+            "format-version": table.metadata.format_version,
+            "table-uuid": table.metadata.table_uuid, "location": table.metadata.location,
+            "relocated": [list(rule) for rule in table.mapper.rules],
+            "current-snapshot-id": table.metadata.current_snapshot_id})
+        written = 0
+        for view, changes in walk.snapshots(progress):
+            summary = jsonout.to_jsonable(view)
+            for key in ("deletion-vectors", "deletion-vectors-omitted"):
+                del summary[key]
+            record("snapshot", None, **summary)
+            for change, dvs in (("removed", changes.removed), ("added", changes.added)):
+                for dv in dvs:
+                    record("deletion-vector", dv, **{"snapshot-id": view.snapshot_id,
+                                                     "change": change})
+            written = _jsonl_findings(record, walk, written)
+        report = walk.finish()
+        _jsonl_findings(record, walk, written)
+        record("end", None, **{"path": report.path, "orphans": list(report.orphans),
+                               "manifests-read": report.manifests_read,
+                               "errors": report.errors, "warnings": report.warnings})
+        ok = ok and report.errors == 0
+    return ok
+
+
+def _jsonl_findings(record: Callable[..., None], walk: TableWalk, written: int) -> int:
+    """``finding`` records for the findings made since ``written`` of them were."""
+    findings = walk.checks.findings
+    for finding in findings[written:]:
+        record("finding", finding)
+    return len(findings)
 
 
 def render_human(report: TablesReport, console: Console) -> None:
@@ -131,7 +189,11 @@ def _table(console: Console, table: TableReport, paths: _Paths) -> None:
     if not table.snapshots:
         layout.print_folded(console, "no snapshot to show (the table has no current snapshot)",
                             _INDENT, style="dim")
-    for view in table.snapshots:
+    if len(table.snapshots) > 1:
+        console.print()
+        _evolution(console, table.snapshots)
+    detail = len(table.snapshots) == 1 or any(v.deletion_vectors for v in table.snapshots)
+    for view in table.snapshots if detail else ():
         console.print()
         _snapshot(console, view, paths)
     if table.orphans:
@@ -199,7 +261,73 @@ def _snapshot(console: Console, view: SnapshotView, paths: _Paths) -> None:
     for path, dvs in by_file.items():
         _path_row(console, "  deletion vectors in", paths.short(path))
         _deletion_vectors(console, dvs, paths)
+    if view.deletion_vectors_omitted:
+        layout.print_folded(console, f"{view.deletion_vectors_omitted:,} more deletion "
+                            "vector(s) not listed (--limit)", 2, style="dim")
     _totals(console, view)
+
+
+# --- the evolution chart ----------------------------------------------------------------------
+
+# Eighths of a cell, for the bars.
+_EIGHTHS = " ▏▎▍▌▋▊▉█"
+_OWN, _STALE, _NONE = "●", "○", "·"
+
+
+def _bar(share: float, width: int) -> str:
+    """``share`` (0 to 1) of ``width`` cells, in eighths; a non-zero share shows at least an
+    eighth."""
+    eighths = round(share * width * 8)
+    if share > 0:
+        eighths = max(eighths, 1)
+    full, rest = divmod(min(eighths, width * 8), 8)
+    return ("█" * full + (_EIGHTHS[rest] if rest else "")).ljust(width)
+
+
+def _statistics_mark(view: SnapshotView) -> str:
+    used = view.statistics_used
+    if used.spark is not None:
+        return _OWN
+    return _STALE if used.trino is not None else _NONE
+
+
+def _evolution(console: Console, views: Sequence[SnapshotView]) -> None:
+    """One line per snapshot: ID (``*`` current), sequence number, operation, deletion
+    vectors, deleted rows with a bar to scale (the most deleted rows fill it), their share of
+    the snapshot's live rows, and the statistics mark."""
+    top = max((v.totals.deleted_rows for v in views), default=0)
+    cells = [[str(v.snapshot_id) + ("*" if v.current else ""), str(v.sequence_number),
+              v.operation or "", f"{v.totals.deletion_vectors:,}",
+              f"{v.totals.deleted_rows:,}",
+              (f"{v.totals.deleted_rows / v.totals.data_rows:.1%}" if v.totals.data_rows
+               else "-"),
+              _statistics_mark(v)] for v in views]
+    head = ["snapshot", "seq", "operation", "DVs", "deleted", "of rows", "stats"]
+    widths = [max(cell_len(row[i]) for row in [head, *cells]) for i in range(len(head))]
+    width = max(console.width - 2 - sum(widths) - len(_GAP) * len(widths), 8)
+    right = {1, 3, 4, 5}
+
+    def cell(row: Sequence[str], index: int) -> str:
+        text = row[index]
+        return text.rjust(widths[index]) if index in right else text.ljust(widths[index])
+
+    def line(row: Sequence[str], bar: str) -> str:
+        return _GAP.join([*(cell(row, i) for i in range(5)), bar, cell(row, 5),
+                          cell(row, 6)]).rstrip()
+
+    layout.print_line(console, Text("  deletes and statistics by snapshot, oldest first",
+                                    style="bold"))
+    layout.print_line(console, Text("  " + line(head, "(to scale)".ljust(width)[
+        :width]), style="dim"))
+    for view, row in zip(views, cells, strict=True):
+        bar = _bar(view.totals.deleted_rows / top if top else 0.0, width)
+        text = Text("  " + line(row, bar))
+        start = 2 + sum(widths[:5]) + len(_GAP) * 5
+        text.stylize("red", start, start + width)
+        layout.print_line(console, text)
+    layout.print_line(console, Text(f"  * current   stats: {_OWN} the snapshot's own   "
+                                    f"{_STALE} stale (only an ancestor's)   {_NONE} none",
+                                    style="dim"))
 
 
 def _totals(console: Console, view: SnapshotView) -> None:

@@ -135,12 +135,14 @@ class TableBuilder:
 
     def snapshot(self, manifests: list[tuple[str, int, int]], *, schema_id: int = 0) -> int:
         """Commit a snapshot listing ``manifests`` as (name, content, sequence number) and
-        return its ID; its sequence number is the next one."""
+        return its ID; its sequence number is the next one. A manifest carried over from an
+        earlier snapshot keeps the ID of the snapshot that added it (the one with its sequence
+        number), as Iceberg writes manifest lists."""
         sequence = len(self.snapshots) + 1
         snapshot_id = 1000 + sequence
         records = [{"manifest_path": self.uri(name), "manifest_length": 1,
                     "partition_spec_id": 0, "content": content, "sequence_number": seq,
-                    "min_sequence_number": seq, "added_snapshot_id": snapshot_id}
+                    "min_sequence_number": seq, "added_snapshot_id": 1000 + seq}
                    for name, content, seq in manifests]
         listing = f"metadata/snap-{snapshot_id}-1-{uuid.uuid4()}.avro"
         write_avro(self.root / listing, MANIFEST_FILE, records)

@@ -1,10 +1,6 @@
-"""``analyze_path``: the Puffin files of Iceberg tables, in the context of their tables.
-
-For each table (a table directory, a metadata JSON file, or every table under a warehouse) and
-each selected snapshot (the current one by default, one ``--snapshot``, or all), the report
-lists the registered statistics files (blobs with column names), partition statistics files
-and deletion vectors, and cross-checks everything that points at a Puffin file against what the
-file says. A snapshot costs its manifest list and its manifests, nothing from other snapshots.
+"""The cross-checks of ``puffin table``: everything a table's metadata and manifests say about a
+Puffin file (registered statistics files, partition statistics files, deletion vectors) against
+what the file says. :mod:`.walk` applies them snapshot by snapshot and builds the report.
 
 Findings (``table.*`` codes; validate's own codes for the Puffin files themselves):
 
@@ -40,35 +36,30 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Any
 
 from puffin_cli.analysis import dv_containers
 from puffin_cli.analysis.table.fields import FieldNames
 from puffin_cli.analysis.table.loading import Table
-from puffin_cli.analysis.table.manifests import ContentFile, snapshot_files
+from puffin_cli.analysis.table.manifests import ContentFile
 from puffin_cli.analysis.table.metadata import (
     METADATA_DIR,
     PartitionStatisticsEntry,
     Snapshot,
     StatisticsEntry,
-    find_tables,
-    is_table_dir,
 )
 from puffin_cli.analysis.table.report import (
     DeletionVector,
-    SnapshotView,
     StatisticsBlob,
     StatisticsChoice,
     StatisticsFile,
-    TableReport,
-    TablesReport,
-    Totals,
 )
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import DV_BLOB_TYPE, MAGIC, NDV_PROPERTY, REFERENCED_DATA_FILE_PROPERTY
-from puffin_cli.storage import FileInfo, default_io, is_remote, join
+from puffin_cli.storage import FileInfo, is_remote, join
 
 PUFFIN_SUFFIXES = (".puffin", ".stats")
 
@@ -86,7 +77,10 @@ class _PuffinFile:
     decoded: dict[tuple[int, int], dv_containers.DecodedDV] = field(default_factory=dict)
 
 
-class _Analysis:
+class TableChecks:
+    """The cross-checks of one table, each Puffin file opened (and validated) once; findings
+    accumulate in :attr:`findings`."""
+
     def __init__(self, table: Table, validate: bool) -> None:
         self.table = table
         self.metadata = table.metadata
@@ -98,6 +92,8 @@ class _Analysis:
         self.files: dict[str, _PuffinFile] = {}
         self.validated: set[str] = set()
         self.referenced: set[str] = set()
+        self.dvs: dict[tuple[Any, ...], DeletionVector] = {}
+        self.by_snapshot: defaultdict[int, list[StatisticsEntry]] | None = None
 
     def add(self, code: str, message: str, severity: Severity = Severity.ERROR,
             offset: int | None = None, blob_index: int | None = None) -> None:
@@ -152,6 +148,14 @@ class _Analysis:
                                          finding.blob_index))
 
     # statistics ----------------------------------------------------------------------------
+
+    def statistics_files(self, snapshot_id: int) -> tuple[StatisticsFile, ...]:
+        """The statistics files registered for the snapshot, checked."""
+        if self.by_snapshot is None:
+            self.by_snapshot = defaultdict(list)
+            for entry in self.metadata.statistics:
+                self.by_snapshot[entry.snapshot_id].append(entry)
+        return tuple(self.statistics_file(e) for e in self.by_snapshot.get(snapshot_id, ()))
 
     def statistics_file(self, entry: StatisticsEntry) -> StatisticsFile:
         # The schema the snapshot was written with: a column renamed later keeps its field ID,
@@ -251,6 +255,20 @@ class _Analysis:
 
     def deletion_vector(self, snapshot_id: int, entry: ContentFile,
                         data_files: dict[str, ContentFile]) -> DeletionVector:
+        """A DV entry with its data file, checked once however many snapshots list them
+        (the same manifest entry, against the same data file entry); its findings name the
+        first snapshot checked."""
+        data = data_files.get(entry.referenced_data_file or "")
+        key = (entry.manifest, entry.path, entry.content_offset, entry.content_size,
+               entry.referenced_data_file, entry.sequence_number,
+               None if data is None else (data.manifest, data.path, data.sequence_number))
+        found = self.dvs.get(key)
+        if found is None:
+            found = self.dvs[key] = self._check_deletion_vector(snapshot_id, entry, data_files)
+        return found
+
+    def _check_deletion_vector(self, snapshot_id: int, entry: ContentFile,
+                               data_files: dict[str, ContentFile]) -> DeletionVector:
         where = f"snapshot {snapshot_id}: DV for {entry.referenced_data_file} in {entry.path}"
         found = self.puffin(entry.path)
         decoded: dv_containers.DecodedDV | None = None
@@ -361,41 +379,6 @@ class _Analysis:
 
     # one snapshot --------------------------------------------------------------------------
 
-    def snapshot_view(self, snapshot: Snapshot) -> SnapshotView:
-        sid = snapshot.snapshot_id
-        stats = tuple(self.statistics_file(e) for e in self.metadata.statistics
-                      if e.snapshot_id == sid)
-        files = snapshot_files(self.table.manifests, snapshot)
-        dv_entries = [e for e in files.delete_files if e.is_dv]
-        dvs = tuple(self.deletion_vector(sid, e, files.data_files) for e in dv_entries)
-        per_data_file: dict[str, int] = defaultdict(int)
-        for dv in dvs:
-            if dv.data_file is not None:
-                per_data_file[dv.data_file] += 1
-        for data_file, count in per_data_file.items():
-            if count > 1:
-                self.add("table.dv.duplicate", f"snapshot {sid}: {count} deletion vectors for "
-                         f"data file {data_file}; at most one is allowed")
-        totals = Totals(
-            statistics_files=len(stats),
-            statistics_blobs=sum(len(s.blobs) for s in stats),
-            deletion_vectors=len(dvs),
-            dv_files=len({dv.path for dv in dvs}),
-            dv_bytes=sum(dv.length or 0 for dv in dvs),
-            deleted_rows=sum(dv.record_count for dv in dvs),
-            other_delete_files=len(files.delete_files) - len(dv_entries),
-        )
-        schema_id = self.metadata.schema_for(sid)[0]
-        return SnapshotView(
-            snapshot_id=sid, parent_id=snapshot.parent_id,
-            sequence_number=snapshot.sequence_number, timestamp_ms=snapshot.timestamp_ms,
-            operation=snapshot.operation, current=sid == self.metadata.current_snapshot_id,
-            schema_id=schema_id, statistics=stats,
-            statistics_used=self.statistics_choice(snapshot),
-            partition_statistics=self.partition_statistics(sid),
-            deletion_vectors=tuple(sorted(dvs, key=lambda d: (d.data_file or "", d.path))),
-            totals=totals)
-
     def orphans(self, everywhere: bool) -> tuple[str, ...]:
         """Puffin files nobody references: under ``metadata/`` (where statistics files go);
         with ``everywhere`` (all snapshots read), anywhere under the table directory."""
@@ -419,60 +402,3 @@ def _same(location: str) -> str:
 def _ndv(properties: dict[str, str]) -> int | None:
     value = properties.get(NDV_PROPERTY)
     return int(value) if value is not None and value.isascii() and value.isdigit() else None
-
-
-def _select(table: Table, snapshot_id: int | None, all_snapshots: bool) -> list[Snapshot]:
-    if all_snapshots:
-        return table.snapshots()
-    snapshot = table.snapshot(snapshot_id)
-    return [] if snapshot is None else [snapshot]
-
-
-def analyze_table(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
-                  all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
-                  validate: bool = True, catalog: str | None = None) -> TableReport:
-    """Analyze one table (its directory or a metadata JSON file; with ``catalog``, its
-    identifier there)."""
-    table = Table.load(path, relocate=relocate, catalog=catalog)
-    metadata, table_dir, mapper = table.metadata, table.table_dir, table.mapper
-    run = _Analysis(table, validate)
-    views = tuple(run.snapshot_view(s) for s in _select(table, snapshot_id, all_snapshots))
-    selected = {v.snapshot_id for v in views}
-    for entry in metadata.statistics:  # registered for a snapshot the table does not have
-        if entry.snapshot_id not in selected and metadata.snapshot(entry.snapshot_id) is None:
-            run.statistics_file(entry)
-    orphans = run.orphans(everywhere=all_snapshots)
-    errors = sum(f.severity is Severity.ERROR for f in run.findings)
-    warnings = sum(f.severity is Severity.WARNING for f in run.findings)
-    return TableReport(
-        path=str(table_dir), metadata_file=str(table.metadata_file),
-        format_version=metadata.format_version, table_uuid=metadata.table_uuid,
-        location=metadata.location, relocated=tuple(mapper.rules),
-        current_snapshot_id=metadata.current_snapshot_id, snapshots=views, orphans=orphans,
-        manifests_read=table.manifests.files_opened, errors=errors, warnings=warnings,
-        findings=tuple(run.findings))
-
-
-def analyze_path(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
-                 all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
-                 validate: bool = True, catalog: str | None = None) -> TablesReport:
-    """A table directory, a metadata JSON file, or a warehouse (every table under it); with
-    ``catalog``, a table identifier there."""
-    if catalog is not None:
-        return TablesReport((analyze_table(
-            path, snapshot_id=snapshot_id, all_snapshots=all_snapshots, relocate=relocate,
-            validate=validate, catalog=catalog),))
-    target = os.fspath(path)
-    found = default_io().stat(target)
-    if found is None:
-        raise PuffinError("no such file or directory", code="table.not-found", path=target)
-    if found.kind != "dir" or is_table_dir(target):
-        tables = [target]
-    else:
-        tables = find_tables(target)
-        if not tables:
-            raise PuffinError("no Iceberg table found (no directory with metadata/*.metadata"
-                              ".json)", code="table.not-found", path=str(path))
-    return TablesReport(tuple(
-        analyze_table(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
-                      relocate=relocate, validate=validate) for t in tables))

@@ -1,14 +1,21 @@
-"""Manifest lists and manifests (Avro), read with fastavro, one snapshot at a time.
+"""Manifest lists and manifests (Avro), read with fastavro.
 
 Only what the table checks need is kept. Sequence numbers and snapshot IDs that an entry leaves
 null are inherited from the manifest list, as the spec says (0 for v1 manifests). A
 :class:`ManifestReader` counts every Avro file it opens, so a caller (and the benchmark) can
-show that a snapshot costs exactly its manifest list and its own manifests.
+show that a snapshot costs exactly its manifest list and its own manifests, and that many
+snapshots (:meth:`ManifestReader.snapshots_files`) cost each manifest once however many of
+them list it: manifests are immutable, so one read serves every snapshot that lists it. Those
+reads run concurrently, a few snapshots ahead of the caller, and a manifest is dropped once no
+later snapshot lists it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -21,7 +28,12 @@ CONTENT_DATA = 0
 CONTENT_POSITION_DELETES = 1
 CONTENT_EQUALITY_DELETES = 2
 STATUS_DELETED = 2
+# Concurrent manifest reads, and how many snapshots ahead of the caller they run.
+READ_THREADS = 8
+SNAPSHOTS_AHEAD = 4
 _V = TypeVar("_V")
+# A manifest as its entries inherit from it: path, sequence number, adding snapshot.
+ManifestKey = tuple[str, int, int | None]
 
 
 @dataclass(frozen=True)
@@ -80,6 +92,7 @@ class ManifestReader:
         self.mapper = mapper
         self.fileio = fileio or default_io()
         self.files_opened = 0
+        self._count = threading.Lock()
 
     def _records(self, location: str) -> Iterator[dict[str, Any]]:
         import fastavro
@@ -91,7 +104,8 @@ class ManifestReader:
         except StorageError as exc:
             raise PuffinError(exc.message, code="table.manifest-missing",
                               path=location) from None
-        self.files_opened += 1
+        with self._count:
+            self.files_opened += 1
         with opened:
             try:
                 for record in fastavro.reader(handle):
@@ -147,6 +161,39 @@ class ManifestReader:
                 upper_bounds=_metric(data_file.get("upper_bounds"), bytes),
             )
 
+    def _all_live_files(self, manifest: ManifestFile) -> list[ContentFile]:
+        return list(self.live_files(manifest))
+
+    def snapshots_manifests(self, snapshots: Sequence[Snapshot]
+                            ) -> Iterator[list[tuple[ManifestKey, list[ContentFile]]]]:
+        """The manifests of each snapshot, in order, as (key, live entries): each manifest
+        list and manifest read once (see the module docstring), so a manifest listed by many
+        snapshots comes with the same key and the same entries list every time."""
+        with ThreadPoolExecutor(READ_THREADS, thread_name_prefix="manifests") as pool:
+            lists = list(pool.map(self.manifest_files, snapshots))
+            uses = Counter(manifest_key(m) for listed in lists for m in listed)
+            reads: dict[ManifestKey, Future[list[ContentFile]]] = {}
+
+            def read_ahead(first: int) -> None:
+                for listed in lists[first:first + SNAPSHOTS_AHEAD]:
+                    for m in listed:
+                        if manifest_key(m) not in reads and uses[manifest_key(m)] > 0:
+                            reads[manifest_key(m)] = pool.submit(self._all_live_files, m)
+
+            try:
+                for index, listed in enumerate(lists):
+                    read_ahead(index)
+                    read = []
+                    for manifest in listed:
+                        key = manifest_key(manifest)
+                        read.append((key, reads[key].result()))
+                        uses[key] -= 1
+                        if uses[key] == 0:
+                            del reads[key]
+                    yield read
+            finally:
+                for future in reads.values():
+                    future.cancel()
 
 def _offsets(value: Any) -> tuple[int, ...] | None:
     return None if value is None else tuple(int(v) for v in value)
@@ -174,10 +221,14 @@ def snapshot_files(reader: ManifestReader, snapshot: Snapshot) -> SnapshotFiles:
     """Read a snapshot's manifest list and every manifest it lists, nothing else."""
     data: dict[str, ContentFile] = {}
     deletes: list[ContentFile] = []
-    for manifest in reader.manifest_files(snapshot):
-        for entry in reader.live_files(manifest):
+    for _key, entries in next(reader.snapshots_manifests([snapshot])):
+        for entry in entries:
             if entry.content == CONTENT_DATA:
                 data[entry.path] = entry
             else:
                 deletes.append(entry)
     return SnapshotFiles(data, tuple(deletes))
+
+def manifest_key(manifest: ManifestFile) -> ManifestKey:
+    """A manifest as entries inherit from it: the same file listed with the same numbers."""
+    return manifest.path, manifest.sequence_number, manifest.added_snapshot_id

@@ -67,6 +67,9 @@ class StatisticsChoice:
 
 @dataclass(frozen=True)
 class Totals:
+    """Counts over the whole snapshot (every deletion vector, listed or not);
+    ``data_rows`` is the sum of its live data files' ``record_count``."""
+
     statistics_files: int
     statistics_blobs: int
     deletion_vectors: int
@@ -74,6 +77,8 @@ class Totals:
     dv_bytes: int
     deleted_rows: int
     other_delete_files: int
+    data_files: int = 0
+    data_rows: int = 0
 
 
 @dataclass(frozen=True)
@@ -90,6 +95,7 @@ class SnapshotView:
     partition_statistics: tuple[PartitionStatisticsEntry, ...]
     deletion_vectors: tuple[DeletionVector, ...]
     totals: Totals
+    deletion_vectors_omitted: int = 0  # not listed (``--limit``); counted in ``totals``
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,293 @@
+"""``puffin table`` over the selected snapshots of each table, one snapshot after another.
+
+Snapshots are walked oldest first. Between one snapshot and the next only the manifests that
+differ are applied to the live state (data files, deletion vectors and their counts), so a
+table whose snapshots carry their manifests forward costs each manifest once, and a deletion
+vector listed by many snapshots is checked once (against the same data file entry; again when
+that entry changes), its findings naming the first snapshot that listed it. The cross-checks
+themselves are :mod:`.checks`.
+
+Each snapshot's view lists at most ``limit`` deletion vectors (all counted in its totals);
+:meth:`TableWalk.snapshots` also gives the deletion vectors that appeared and disappeared since
+the snapshot before, for a caller that streams (``puffin table --jsonl``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from puffin_cli.analysis.table.checks import TableChecks
+from puffin_cli.analysis.table.loading import Table
+from puffin_cli.analysis.table.manifests import CONTENT_DATA, ContentFile, ManifestKey
+from puffin_cli.analysis.table.metadata import Snapshot, find_tables, is_table_dir
+from puffin_cli.analysis.table.report import (
+    DeletionVector,
+    SnapshotView,
+    TableReport,
+    TablesReport,
+    Totals,
+)
+from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.findings import Severity
+from puffin_cli.storage import default_io
+
+# (snapshots done, snapshots in all): called after each snapshot of a table.
+Progress = Callable[[int, int], None]
+# A deletion vector entry: its manifest and its index among the manifest's live entries.
+_DvId = tuple[ManifestKey, int]
+
+
+def _order(dv: DeletionVector) -> tuple[str, str]:
+    return dv.data_file or "", dv.path
+
+
+@dataclass(frozen=True)
+class SnapshotChanges:
+    """The deletion vectors of a snapshot that the snapshot walked before did not have
+    (``added``, or checked again because their data file changed) and those it has no more
+    (``removed``)."""
+
+    added: tuple[DeletionVector, ...]
+    removed: tuple[DeletionVector, ...]
+
+
+class _LiveFiles:
+    """The live files of the snapshot being walked, kept up to date manifest by manifest."""
+
+    def __init__(self, checks: TableChecks) -> None:
+        self.checks = checks
+        self.manifests: dict[ManifestKey, list[ContentFile]] = {}
+        self.data: dict[str, ContentFile] = {}
+        self.data_rows = 0
+        self.other_deletes = 0
+        self.entries: dict[_DvId, ContentFile] = {}
+        self.dvs: dict[_DvId, DeletionVector] = {}
+        self.by_data_file: defaultdict[str, set[_DvId]] = defaultdict(set)
+        self.dv_files: Counter[str] = Counter()
+        self.dv_bytes = 0
+        self.deleted_rows = 0
+        self.duplicates_reported: set[tuple[str, int]] = set()
+
+    def _set(self, dv_id: _DvId, view: DeletionVector | None) -> DeletionVector | None:
+        """Put ``view`` in place of the DV's current view (``None`` drops it); the old one."""
+        old = self.dvs.pop(dv_id, None)
+        if old is not None:
+            self.dv_files[old.path] -= 1
+            if not self.dv_files[old.path]:
+                del self.dv_files[old.path]
+            self.dv_bytes -= old.length or 0
+            self.deleted_rows -= old.record_count
+        if view is not None:
+            self.dvs[dv_id] = view
+            self.dv_files[view.path] += 1
+            self.dv_bytes += view.length or 0
+            self.deleted_rows += view.record_count
+        return old
+
+    def advance(self, snapshot_id: int,
+                manifests: list[tuple[ManifestKey, list[ContentFile]]]) -> SnapshotChanges:
+        """Make the state the snapshot's, whose manifests are ``manifests``."""
+        listed = dict(manifests)
+        added: list[DeletionVector] = []
+        removed: list[DeletionVector] = []
+        changed_data: set[str] = set()
+        for key in [k for k in self.manifests if k not in listed]:
+            for index, entry in enumerate(self.manifests.pop(key)):
+                if entry.content == CONTENT_DATA:
+                    if self.data.get(entry.path) is entry:
+                        del self.data[entry.path]
+                        self.data_rows -= entry.record_count
+                        changed_data.add(entry.path)
+                elif entry.is_dv:
+                    dv_id = (key, index)
+                    del self.entries[dv_id]
+                    self.by_data_file[entry.referenced_data_file or ""].discard(dv_id)
+                    old = self._set(dv_id, None)
+                    if old is not None:
+                        removed.append(old)
+                else:
+                    self.other_deletes -= 1
+        new_dvs: list[_DvId] = []
+        for key, entries in listed.items():
+            if key in self.manifests:
+                continue
+            self.manifests[key] = entries
+            for index, entry in enumerate(entries):
+                if entry.content == CONTENT_DATA:
+                    before = self.data.get(entry.path)
+                    self.data_rows += entry.record_count - (0 if before is None
+                                                            else before.record_count)
+                    self.data[entry.path] = entry
+                    changed_data.add(entry.path)
+                elif entry.is_dv:
+                    dv_id = (key, index)
+                    self.entries[dv_id] = entry
+                    self.by_data_file[entry.referenced_data_file or ""].add(dv_id)
+                    new_dvs.append(dv_id)
+                else:
+                    self.other_deletes += 1
+        for path in changed_data:  # DVs already live whose data file changed
+            for dv_id in self.by_data_file.get(path, ()):
+                if dv_id in self.dvs:
+                    view = self.checks.deletion_vector(snapshot_id, self.entries[dv_id],
+                                                       self.data)
+                    if view is not self.dvs[dv_id]:
+                        old = self._set(dv_id, view)
+                        assert old is not None
+                        removed.append(old)
+                        added.append(view)
+        for dv_id in new_dvs:
+            view = self.checks.deletion_vector(snapshot_id, self.entries[dv_id], self.data)
+            self._set(dv_id, view)
+            added.append(view)
+        self._duplicates(snapshot_id, {dv.data_file for dv in added if dv.data_file})
+        return SnapshotChanges(tuple(sorted(added, key=_order)),
+                               tuple(sorted(removed, key=_order)))
+
+    def _duplicates(self, snapshot_id: int, data_files: set[str]) -> None:
+        for data_file in sorted(data_files):
+            count = len(self.by_data_file.get(data_file, ()))
+            if count > 1 and (data_file, count) not in self.duplicates_reported:
+                self.duplicates_reported.add((data_file, count))
+                self.checks.add("table.dv.duplicate", f"snapshot {snapshot_id}: {count} "
+                                f"deletion vectors for data file {data_file}; at most one is "
+                                "allowed")
+
+    def listed(self, limit: int | None) -> tuple[DeletionVector, ...]:
+        """The first ``limit`` DVs (all for ``None``) in (data file, path) order."""
+        if limit is None:
+            return tuple(sorted(self.dvs.values(), key=_order))
+        return tuple(heapq.nsmallest(limit, self.dvs.values(), key=_order)) if limit else ()
+
+
+def _select(table: Table, snapshot_id: int | None, all_snapshots: bool) -> list[Snapshot]:
+    if all_snapshots:
+        return table.snapshots()
+    snapshot = table.snapshot(snapshot_id)
+    return [] if snapshot is None else [snapshot]
+
+
+class TableWalk:
+    """One table analysed snapshot by snapshot: :meth:`snapshots` yields each selected
+    snapshot's view as it is done, and :meth:`finish` (after it) checks the rest and returns
+    the report. :func:`analyze_table` collects it; ``--jsonl`` streams it."""
+
+    def __init__(self, path: str | os.PathLike[str], *, snapshot_id: int | None = None,
+                 all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
+                 validate: bool = True, limit: int | None = None,
+                 catalog: str | None = None) -> None:
+        self.table = Table.load(path, relocate=relocate, catalog=catalog)
+        self.checks = TableChecks(self.table, validate)
+        self.selected = _select(self.table, snapshot_id, all_snapshots)
+        self.all_snapshots = all_snapshots
+        self.limit = limit
+        self.views: list[SnapshotView] = []
+
+    def snapshots(self, progress: Progress | None = None
+                  ) -> Iterator[tuple[SnapshotView, SnapshotChanges]]:
+        live = _LiveFiles(self.checks)
+        total = len(self.selected)
+        every = self.table.manifests.snapshots_manifests(self.selected)
+        for done, (snapshot, manifests) in enumerate(zip(self.selected, every, strict=True),
+                                                     1):
+            changes = live.advance(snapshot.snapshot_id, manifests)
+            view = self._view(snapshot, live)
+            self.views.append(view)
+            if progress is not None:
+                progress(done, total)
+            yield view, changes
+
+    def _view(self, snapshot: Snapshot, live: _LiveFiles) -> SnapshotView:
+        sid = snapshot.snapshot_id
+        checks = self.checks
+        stats = checks.statistics_files(sid)
+        listed = live.listed(self.limit)
+        totals = Totals(
+            statistics_files=len(stats),
+            statistics_blobs=sum(len(s.blobs) for s in stats),
+            deletion_vectors=len(live.dvs),
+            dv_files=len(live.dv_files),
+            dv_bytes=live.dv_bytes,
+            deleted_rows=live.deleted_rows,
+            other_delete_files=live.other_deletes,
+            data_files=len(live.data),
+            data_rows=live.data_rows,
+        )
+        return SnapshotView(
+            snapshot_id=sid, parent_id=snapshot.parent_id,
+            sequence_number=snapshot.sequence_number, timestamp_ms=snapshot.timestamp_ms,
+            operation=snapshot.operation,
+            current=sid == self.table.metadata.current_snapshot_id,
+            schema_id=self.table.metadata.schema_for(sid)[0], statistics=stats,
+            statistics_used=checks.statistics_choice(snapshot),
+            partition_statistics=checks.partition_statistics(sid),
+            deletion_vectors=listed, totals=totals,
+            deletion_vectors_omitted=len(live.dvs) - len(listed))
+
+    def finish(self) -> TableReport:
+        table, checks, metadata = self.table, self.checks, self.table.metadata
+        selected = {v.snapshot_id for v in self.views}
+        for entry in metadata.statistics:  # registered for a snapshot the table does not have
+            if entry.snapshot_id not in selected and metadata.snapshot(entry.snapshot_id) is None:
+                checks.statistics_file(entry)
+        orphans = checks.orphans(everywhere=self.all_snapshots)
+        errors = sum(f.severity is Severity.ERROR for f in checks.findings)
+        warnings = sum(f.severity is Severity.WARNING for f in checks.findings)
+        return TableReport(
+            path=str(table.table_dir), metadata_file=str(table.metadata_file),
+            format_version=metadata.format_version, table_uuid=metadata.table_uuid,
+            location=metadata.location, relocated=tuple(table.mapper.rules),
+            current_snapshot_id=metadata.current_snapshot_id, snapshots=tuple(self.views),
+            orphans=orphans, manifests_read=table.manifests.files_opened, errors=errors,
+            warnings=warnings, findings=tuple(checks.findings))
+
+
+def analyze_table(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
+                  all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
+                  validate: bool = True, limit: int | None = None,
+                  progress: Progress | None = None, catalog: str | None = None) -> TableReport:
+    """Analyze one table (its directory or a metadata JSON file; with ``catalog``, its
+    identifier there); each snapshot lists at most ``limit`` deletion vectors (all for
+    ``None``)."""
+    walk = TableWalk(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
+                     relocate=relocate, validate=validate, limit=limit, catalog=catalog)
+    for _done in walk.snapshots(progress):
+        pass
+    return walk.finish()
+
+
+def table_paths(path: str | os.PathLike[str], catalog: str | None = None
+                ) -> list[str | os.PathLike[str]]:
+    """The tables at ``path`` (a location): a table directory, a metadata JSON file, or a
+    warehouse (every table under it); with ``catalog``, ``path`` is one table's identifier
+    there."""
+    if catalog is not None:
+        return [path]
+    target = os.fspath(path)
+    found = default_io().stat(target)
+    if found is None:
+        raise PuffinError("no such file or directory", code="table.not-found", path=target)
+    if found.kind != "dir" or is_table_dir(target):
+        return [target]
+    tables = find_tables(target)
+    if not tables:
+        raise PuffinError("no Iceberg table found (no directory with metadata/*.metadata"
+                          ".json)", code="table.not-found", path=str(path))
+    return list(tables)
+
+
+def analyze_path(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
+                 all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
+                 validate: bool = True, limit: int | None = None,
+                 progress: Progress | None = None, catalog: str | None = None) -> TablesReport:
+    """A table directory, a metadata JSON file, or a warehouse (every table under it); with
+    ``catalog``, a table identifier there."""
+    return TablesReport(tuple(
+        analyze_table(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
+                      relocate=relocate, validate=validate, limit=limit, progress=progress,
+                      catalog=catalog)
+        for t in table_paths(path, catalog)))

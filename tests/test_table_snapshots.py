@@ -1,0 +1,184 @@
+"""``puffin table`` over many snapshots (synthetic tables, no Spark): shared manifests read once,
+a DV listed by many snapshots checked once, totals per snapshot, ``--limit``, the evolution
+chart and the ``--jsonl`` stream."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+from tables.synthetic import TableBuilder, data_entry, dv_entry, dv_table
+
+from puffin_cli.analysis.table.walk import analyze_path
+from puffin_cli.cli.main import cli
+
+
+def _carried(tmp_path: Path, snapshots: int = 5, dvs: int = 3) -> Path:
+    root = tmp_path / "t"
+    dv_table(root, snapshots=snapshots, dvs_per_snapshot=dvs, carry=True).finish()
+    return root
+
+
+def _invoke(*args: str) -> Any:
+    return CliRunner().invoke(cli, ["table", *args])
+
+
+def test_manifests_shared_by_snapshots_are_read_once(tmp_path: Path) -> None:
+    (report,) = analyze_path(_carried(tmp_path), all_snapshots=True).tables
+    # 5 manifest lists and 10 manifests; read per snapshot it would be 5 + 2+4+6+8+10 = 35
+    assert report.manifests_read == 15
+    assert [v.totals.deletion_vectors for v in report.snapshots] == [3, 6, 9, 12, 15]
+    assert [v.totals.deleted_rows for v in report.snapshots] == [9, 18, 27, 36, 45]
+    assert [(v.totals.data_files, v.totals.data_rows) for v in report.snapshots] == [
+        (3 * n, 300 * n) for n in range(1, 6)]
+    assert [v.totals.dv_files for v in report.snapshots] == [1, 2, 3, 4, 5]
+
+
+def test_every_snapshot_counts_what_it_lists_not_what_it_carried(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    dv_table(root, snapshots=4, dvs_per_snapshot=2, carry=False).finish()
+    (report,) = analyze_path(root, all_snapshots=True, limit=None).tables
+    assert [v.totals.deletion_vectors for v in report.snapshots] == [2, 2, 2, 2]
+    assert [{dv.data_file.rsplit("/", 1)[1] for dv in v.deletion_vectors}
+            for v in report.snapshots][1] == {"s2-f0.parquet", "s2-f1.parquet"}
+    assert report.manifests_read == 12
+
+
+def test_limit_lists_the_first_dvs_and_counts_the_rest(tmp_path: Path) -> None:
+    root = _carried(tmp_path)
+    (report,) = analyze_path(root, all_snapshots=True, limit=2).tables
+    last = report.snapshots[-1]
+    assert len(last.deletion_vectors) == 2
+    assert last.deletion_vectors_omitted == 13
+    assert [dv.data_file for dv in last.deletion_vectors] == sorted(
+        dv.data_file or "" for dv in last.deletion_vectors)
+    (whole,) = analyze_path(root).tables  # one snapshot: every DV by default
+    assert len(whole.snapshots[0].deletion_vectors) == 15
+    assert whole.snapshots[0].deletion_vectors_omitted == 0
+    assert last.deletion_vectors == whole.snapshots[0].deletion_vectors[:2]
+
+
+def test_all_snapshots_json_is_the_summary_unless_limit_asks(tmp_path: Path) -> None:
+    root = _carried(tmp_path)
+    summary = json.loads(_invoke("--json", "--all-snapshots", str(root)).stdout)
+    snapshots = summary["tables"][0]["snapshots"]
+    assert [s["deletion-vectors"] for s in snapshots] == [[]] * 5
+    assert [s["deletion-vectors-omitted"] for s in snapshots] == [3, 6, 9, 12, 15]
+    detailed = json.loads(_invoke("--json", "--all-snapshots", "--limit", "1",
+                                  str(root)).stdout)
+    assert [len(s["deletion-vectors"]) for s in detailed["tables"][0]["snapshots"]] == [1] * 5
+
+
+def _bad_dv_table(tmp_path: Path) -> Path:
+    """Three snapshots carrying one DV whose record_count (4) is not its bitmap's (3)."""
+    table = TableBuilder(tmp_path / "bad")
+    data = table.uri("data/a.parquet")
+    data_manifest = table.manifest([data_entry(data, 0, 100)], 0)
+    puffin, ((offset, length),) = table.puffin([(data, [0, 2, 4])])
+    deletes = table.manifest([dv_entry(table.uri(puffin), data, 0, offset, length, 4)], 1)
+    listed = [(data_manifest, 0, 1), (deletes, 1, 1)]
+    for _ in range(3):
+        table.snapshot(listed)
+    table.finish()
+    return table.root
+
+
+def test_a_dv_carried_by_many_snapshots_is_checked_once(tmp_path: Path) -> None:
+    (report,) = analyze_path(_bad_dv_table(tmp_path), all_snapshots=True).tables
+    codes = [f.code for f in report.findings]
+    assert codes == ["table.dv.record-count"]
+    assert report.findings[0].message.startswith("snapshot 1001: ")
+    assert [v.totals.deletion_vectors for v in report.snapshots] == [1, 1, 1]
+
+
+def test_a_duplicate_dv_is_reported_once_when_it_appears(tmp_path: Path) -> None:
+    table = TableBuilder(tmp_path / "dup")
+    data = table.uri("data/a.parquet")
+    data_manifest = table.manifest([data_entry(data, 0, 100)], 0)
+    puffin, ((offset, length),) = table.puffin([(data, [1])])
+    first = table.manifest([dv_entry(table.uri(puffin), data, 0, offset, length, 1)], 1)
+    second = table.manifest([dv_entry(table.uri(puffin), data, 0, offset, length, 1)], 1)
+    table.snapshot([(data_manifest, 0, 1), (first, 1, 1)])
+    table.snapshot([(data_manifest, 0, 1), (first, 1, 1), (second, 1, 2)])
+    table.snapshot([(data_manifest, 0, 1), (first, 1, 1), (second, 1, 2)])
+    table.finish()
+    (report,) = analyze_path(table.root, all_snapshots=True).tables
+    duplicates = [f.message for f in report.findings if f.code == "table.dv.duplicate"]
+    assert duplicates == [f"snapshot 1002: 2 deletion vectors for data file {data}; at most "
+                          "one is allowed"]
+
+
+def test_evolution_chart_one_line_per_snapshot_with_bar_and_statistics_mark(
+        tmp_path: Path) -> None:
+    table = TableBuilder(tmp_path / "evo")
+    listed: list[tuple[str, int, int]] = []
+    for n in (1, 2, 4):  # deletes 1, 2 and 4 rows of 10 in three snapshots
+        data = table.uri(f"data/f{n}.parquet")
+        puffin, ((offset, length),) = table.puffin([(data, list(range(n)))])
+        sequence = len(table.snapshots) + 1
+        listed = [(table.manifest([data_entry(data, 0, 10)], 0), 0, sequence),
+                  (table.manifest([dv_entry(table.uri(puffin), data, 0, offset, length, n)],
+                                  1), 1, sequence)]
+        table.snapshot(listed)
+    table.statistics.append({"snapshot-id": 1002, "statistics-path": table.uri("metadata/s.stats"),
+                             "file-size-in-bytes": 1, "file-footer-size-in-bytes": 1,
+                             "blob-metadata": []})
+    table.finish()
+    done = CliRunner().invoke(cli, ["table", "--all-snapshots", str(table.root)],
+                              env={"COLUMNS": "80"})
+    lines = done.stdout.splitlines()
+    start = lines.index("  deletes and statistics by snapshot, oldest first")
+    head, rows = lines[start + 1], lines[start + 2:start + 5]
+    assert head.split()[:5] == ["snapshot", "seq", "operation", "DVs", "deleted"]
+    assert [r.split()[0] for r in rows] == ["1001", "1002", "1003*"]
+    assert [r.split()[3:5] for r in rows] == [["1", "1"], ["1", "2"], ["1", "4"]]
+    bars = [r.count("█") for r in rows]
+    assert bars[0] < bars[1] < bars[2] and rows[2].count("█") == len(rows[2].split()[5])
+    assert [r.split()[-2:] for r in rows] == [["10.0%", "·"], ["20.0%", "●"], ["40.0%", "○"]]
+    assert "snapshot 1003" not in done.stdout  # no per-snapshot detail without --limit
+    assert done.stderr == ""  # no progress display when stderr is not a terminal
+
+
+def _records(output: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in output.splitlines()]
+
+
+def test_jsonl_streams_each_dv_once_with_its_changes(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    dv_table(root, snapshots=3, dvs_per_snapshot=2, carry=False).finish()
+    records = _records(_invoke("--jsonl", "--all-snapshots", str(root)).stdout)
+    kinds = [r["record"] for r in records]
+    assert kinds == ["table", "snapshot", "deletion-vector", "deletion-vector",
+                     *(["snapshot", *["deletion-vector"] * 4] * 2), "end"]
+    assert records[0]["schema-version"] == 1 and records[0]["current-snapshot-id"] == 1003
+    changes = [(r["snapshot-id"], r["change"], r["data-file"].rsplit("/", 1)[1])
+               for r in records if r["record"] == "deletion-vector"]
+    assert changes[:4] == [(1001, "added", "s1-f0.parquet"), (1001, "added", "s1-f1.parquet"),
+                           (1002, "removed", "s1-f0.parquet"),
+                           (1002, "removed", "s1-f1.parquet")]
+    snapshot = records[1]
+    assert "deletion-vectors" not in snapshot
+    assert snapshot["totals"]["deletion-vectors"] == 2
+    assert records[-1] == {"record": "end", "path": str(root), "orphans": [],
+                           "manifests-read": 9, "errors": 0, "warnings": 0}
+
+
+def test_jsonl_carried_table_lists_each_dv_once_and_findings_as_they_come(
+        tmp_path: Path) -> None:
+    records = _records(_invoke("--jsonl", "--all-snapshots", str(_carried(tmp_path))).stdout)
+    dvs = [r for r in records if r["record"] == "deletion-vector"]
+    assert len(dvs) == 15 and {r["change"] for r in dvs} == {"added"}
+    bad = _records(_invoke("--jsonl", "--all-snapshots", str(_bad_dv_table(tmp_path))).stdout)
+    kinds = [r["record"] for r in bad]
+    assert kinds == ["table", "snapshot", "deletion-vector", "finding", "snapshot", "snapshot",
+                     "end"]
+    assert bad[3]["code"] == "table.dv.record-count"
+    assert bad[-1]["errors"] == 1
+
+
+def test_jsonl_and_json_exclude_each_other(tmp_path: Path) -> None:
+    done = _invoke("--json", "--jsonl", str(_carried(tmp_path)))
+    assert done.exit_code == 2
+    assert "--json and --jsonl exclude each other" in done.output
