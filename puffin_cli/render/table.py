@@ -325,9 +325,8 @@ def _evolution(console: Console, views: Sequence[SnapshotView]) -> None:
         start = 2 + sum(widths[:5]) + len(_GAP) * 5
         text.stylize("red", start, start + width)
         layout.print_line(console, text)
-    layout.print_line(console, Text(f"  * current   stats: {_OWN} the snapshot's own   "
-                                    f"{_STALE} stale (only an ancestor's)   {_NONE} none",
-                                    style="dim"))
+    layout.print_folded(console, f"* current; stats: {_OWN} its own, {_STALE} stale (only an "
+                        f"ancestor's), {_NONE} none", 2, style="dim")
 
 
 def _totals(console: Console, view: SnapshotView) -> None:
