@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from puffin_cli.cli.grammar import Group, emit, renamed_flag, settings
@@ -31,34 +29,6 @@ def _columns(text: str | None) -> list[str] | None:
     if not names:
         raise click.BadParameter("give column names separated by commas", param_hint="--columns")
     return names
-
-
-class _Display:
-    """A rich status line and a task progress bar on stderr (nothing when not a terminal)."""
-
-    def __init__(self, enabled: bool) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-        from puffin_cli.render.console import console
-
-        err = console(stderr=True)
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), console=err, transient=True,
-                                 disable=not enabled or not err.file.isatty())
-        self.task = self.progress.add_task("starting", total=None)
-
-    def phase(self, text: str) -> None:
-        self.progress.update(self.task, description=text, completed=0, total=None)
-
-    def tasks(self, done: int, total: int) -> None:
-        self.progress.update(self.task, completed=done, total=total or None)
-
-    def __enter__(self) -> _Display:
-        self.progress.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.progress.stop()
 
 
 @stats.command("compute", renamed={"--uuid-as-bytes": renamed_flag("--uuid-hash", "bytes")})
@@ -103,12 +73,14 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
     from puffin_cli.spark.stats import compute_table_stats
 
     debug = settings(ctx).debug
-    with _Display(not quiet) as display:
+    from puffin_cli.render.progress import ProgressDisplay
+
+    with ProgressDisplay(not quiet) as display:
         result = compute_table_stats(
             table, catalog=catalog, columns=_columns(columns), snapshot_id=snapshot_id,
             master=master,
             spark_conf=spark_conf, uuid_as_string=uuid_hash == "text", commit=commit,
             relocate=relocate, quiet_spark=not debug, on_phase=display.phase,
-            progress=display.tasks)
+            progress=display.advance)
     if as_json or not quiet:
         emit(ctx, result, "puffin_cli.render.stats:stats_view", as_json=as_json)
