@@ -152,7 +152,7 @@ def test_jsonl_streams_each_dv_once_with_its_changes(tmp_path: Path) -> None:
     kinds = [r["record"] for r in records]
     assert kinds == ["table", "snapshot", "deletion-vector", "deletion-vector",
                      *(["snapshot", *["deletion-vector"] * 4] * 2), "end"]
-    assert records[0]["schema-version"] == 1 and records[0]["current-snapshot-id"] == 1003
+    assert records[0]["schema-version"] == 2 and records[0]["current-snapshot-id"] == 1003
     changes = [(r["snapshot-id"], r["change"], r["data-file"].rsplit("/", 1)[1])
                for r in records if r["record"] == "deletion-vector"]
     assert changes[:4] == [(1001, "added", "s1-f0.parquet"), (1001, "added", "s1-f1.parquet"),

@@ -216,7 +216,7 @@ def test_cli_human_and_json(tmp_path: Path) -> None:
     assert "no findings; 3 manifest file(s) read" in human.stdout
     result = runner.invoke(cli, ["table", "--json", "--snapshot", "1002", str(root)])
     doc = json.loads(result.stdout)
-    assert doc["schema-version"] == 1
+    assert doc["schema-version"] == 2
     assert doc["tables"][0]["snapshots"][0]["totals"]["deleted-rows"] == 6
     both = runner.invoke(cli, ["table", "--snapshot", "1", "--all-snapshots", str(root)])
     assert both.exit_code == 2

@@ -20,7 +20,7 @@ SCHEMA_VERSIONS = {
     "inspect": 1,
     "dump-blob": 1,
     "validate": 1,
-    "table": 1,
+    "table": 2,
     "write": 1,
     "stats compute": 1,
     "scan": 1,
