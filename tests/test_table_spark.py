@@ -28,7 +28,8 @@ def _run_json(*args: str) -> tuple[int, dict[str, Any]]:
 @pytest.mark.parametrize("name", TABLES)
 def test_lists_what_iceberg_java_reports(spark_tables: Path, name: str) -> None:  # noqa: F811
     oracle = java_report(spark_tables, name)
-    code, doc = _run_json("--all-snapshots", str(table_dir(spark_tables, name)))
+    code, doc = _run_json("--all-snapshots", "--limit", "1000000",
+                          str(table_dir(spark_tables, name)))
     assert code == 0
     (table,) = doc["tables"]
     assert table["errors"] == 0
@@ -55,6 +56,8 @@ def test_lists_what_iceberg_java_reports(spark_tables: Path, name: str) -> None:
         planned = [{k: v for k, v in d.items() if k != "data-file-record-count"}
                    for d in oracle["planned-dvs"][sid]]
         assert ours == planned
+        assert snapshot["deletion-vectors-omitted"] == 0
+        assert snapshot["totals"]["deletion-vectors"] == len(planned)
         assert [{k: v for k, v in d.items() if k != "data-file"} for d in ours] == \
             oracle["delete-files"][sid]
         for dv in snapshot["deletion-vectors"]:
@@ -66,6 +69,34 @@ def test_lists_what_iceberg_java_reports(spark_tables: Path, name: str) -> None:
     assert {os.path.realpath(p) for p in table["orphans"]} == on_disk - registered
     assert on_disk - registered  # every generated table re-ran statistics for one snapshot
     assert {f["code"] for f in table["findings"]} == {"table.orphan"}
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_jsonl_changes_replay_to_what_iceberg_java_plans(spark_tables: Path,  # noqa: F811
+                                                         name: str) -> None:
+    """Replaying the --jsonl deletion-vector changes snapshot by snapshot gives, for every
+    snapshot, the DVs Iceberg Java's planning attaches."""
+    oracle = java_report(spark_tables, name)
+    done = CliRunner().invoke(cli, ["table", "--jsonl", "--all-snapshots",
+                                    str(table_dir(spark_tables, name))])
+    assert done.exit_code == 0
+    live: set[tuple[str, str, int]] = set()
+    replayed: dict[str, list[tuple[str, str, int]]] = {}
+    records = [json.loads(line) for line in done.stdout.splitlines()]
+    for record in records:
+        if record["record"] == "deletion-vector":
+            key = (record["data-file"], record["path"], record["offset"])
+            if record["change"] == "added":
+                live.add(key)
+            else:
+                live.remove(key)
+            replayed[str(record["snapshot-id"])] = sorted(live)
+        elif record["record"] == "snapshot":
+            replayed[str(record["snapshot-id"])] = sorted(live)
+    assert records[-1]["record"] == "end" and records[-1]["errors"] == 0
+    for sid, planned in oracle["planned-dvs"].items():
+        assert replayed[sid] == sorted((d["data-file"], d["path"], d["offset"])
+                                       for d in planned)
 
 
 def test_the_dv_table_has_shared_puffin_files_and_several_dv_snapshots(
