@@ -185,3 +185,18 @@ def test_unknown_command_suggests_the_closest() -> None:
     assert invoke("stats", "compte")[2].splitlines()[0] == (
         "puffin stats: error: no such command 'compte' (did you mean compute?)")
     assert invoke("zzz")[2].splitlines()[0] == "puffin: error: no such command 'zzz'"
+
+
+def test_help_summaries_are_the_commands() -> None:
+    """`puffin --help` lists commands from main.SUMMARIES without importing them."""
+    from puffin_cli.cli.main import SUMMARIES
+
+    found = {name: command.get_short_help_str(70) for name, command in COMMANDS
+             if " " not in name}
+    assert found == SUMMARIES
+    done = subprocess.run([sys.executable, "-c", "import sys\nfrom puffin_cli.cli.main import "
+                           "main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+                           "print(sorted(m for m in sys.modules if m.startswith('puffin_cli.')))"],
+                          capture_output=True, text=True, check=True)
+    loaded = done.stdout.splitlines()[-1]
+    assert "puffin_cli.cli.inspect" not in loaded and "puffin_cli.cli.write" not in loaded

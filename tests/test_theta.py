@@ -497,3 +497,30 @@ def test_alpha_sketch_in_chunks_equals_javas_one_partition() -> None:
         sketch.update(hashes[start:end])
     assert sketch.result().to_bytes() == alpha_sketch(hashes).to_bytes()
     assert sketch.result().retained == 4135
+
+
+def test_summary_from_the_preamble_equals_the_library_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exact and estimation-mode sketches (over 120 entries) are summarized without
+    DataSketches; every fact equals what the library reports, bounds to the last bit."""
+    from puffin_cli.blobs.theta import handler
+    from puffin_cli.blobs.theta.compact import read_header
+    from puffin_cli.format.metadata import BlobMetadata
+
+    meta = BlobMetadata("apache-datasketches-theta-v1", (1,), 1, 1, 4, 0,
+                        properties={"ndv": "100"})
+    for count, lg_k in [(0, 12), (100, 12), (4000, 12), (5000, 12), (200_000, 12), (600, 7),
+                        (10_000, 9)]:
+        sketch = datasketches.update_theta_sketch(lg_k=lg_k)
+        for value in range(count):
+            sketch.update(value * 7919)
+        data = sketch.compact().serialize()
+        quick = handler._summary_without_library(read_header(data), meta)
+        assert quick is not None, count
+        with monkeypatch.context() as patch:
+            patch.setattr(handler, "_summary_without_library", lambda *_: None)
+            assert handler.summarize_theta(data, meta) == quick, count
+    few = datasketches.update_theta_sketch(lg_k=5)
+    for value in range(100):
+        few.update(value)
+    assert few.compact().is_estimation_mode() and few.compact().num_retained <= 120
+    assert handler._summary_without_library(read_header(few.compact().serialize()), meta) is None

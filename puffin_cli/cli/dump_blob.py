@@ -99,7 +99,8 @@ def _write_hex(chunks: Iterable[bytes], out: IO[bytes]) -> None:
         out.write((carry.hex() + "\n").encode("ascii"))
 
 
-@click.command("dump-blob", cls=Command, renamed={"--format": _OLD_FORMAT})
+@click.command("dump-blob", cls=Command, renamed={"--format": _OLD_FORMAT},
+               short_help="One blob's bytes, hex, DV positions, sketch description or JSON.")
 @click.argument("file", metavar="FILE")
 @click.argument("index", type=click.IntRange(min=0), required=False)
 @click.option("--type", "type_name", metavar="TYPE", help="Select the blob of this type.")

@@ -42,7 +42,8 @@ def _listed(files_from: str) -> list[str]:
                                  param_hint="--files-from") from None
 
 
-@click.command("scan", cls=Command, renamed={"--format": renamed_option("--file-format")})
+@click.command("scan", cls=Command, renamed={"--format": renamed_option("--file-format")},
+               short_help="Validate every Puffin file of a warehouse, in parallel on Spark.")
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
 @click.option("--files-from", metavar="FILE",
               help="Also scan the files listed in FILE (one location per line; '-': "

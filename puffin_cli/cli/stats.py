@@ -17,7 +17,7 @@ from puffin_cli.cli.options import (
 )
 
 
-@click.group("stats", cls=Group)
+@click.group("stats", cls=Group, short_help="Table statistics computed with Apache Spark.")
 def stats() -> None:
     """Table statistics computed with Apache Spark (needs the `spark` extra: pyspark 4.1+)."""
 

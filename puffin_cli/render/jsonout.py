@@ -66,9 +66,9 @@ def document(command: str, result: Any) -> dict[str, Any]:
     return head
 
 
-def dump(value: Any, out: TextIO, *, indent: bool = True) -> None:
-    """Write ``value`` as JSON and a newline, in one write: indented by two blanks, or on one
-    line (Python's C encoder: many times faster on big documents)."""
-    text = json.dumps(to_jsonable(value), ensure_ascii=False,
-                      indent=2 if indent else None, separators=None if indent else (",", ":"))
+def write(document: Any, out: TextIO, *, indent: bool = True) -> None:
+    """Write an already JSON-able ``document`` and a newline, in one write: indented by two
+    blanks, or on one line (Python's C encoder: many times faster on big documents)."""
+    text = json.dumps(document, ensure_ascii=False, indent=2 if indent else None,
+                      separators=None if indent else (",", ":"))
     out.write(text + "\n")

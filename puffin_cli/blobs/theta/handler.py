@@ -31,6 +31,7 @@ within the decompressed sketch).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -38,9 +39,11 @@ from typing import TYPE_CHECKING
 from puffin_cli.blobs.base import SummaryOptions
 from puffin_cli.blobs.theta.compact import (
     COMPRESSED_SERIAL_VERSION,
+    MAX_THETA,
     PREAMBLE_LONG,
     SERIAL_VERSION,
     Place,
+    ThetaHeader,
     deserialize,
     read_header,
     theta_estimate,
@@ -98,32 +101,66 @@ def _ndv_property(meta: BlobMetadata) -> tuple[str | None, int | None]:
     return value, int(value)
 
 
-def summarize_theta(data: bytes, meta: BlobMetadata) -> ThetaSummary:
-    """Decode a Theta blob; raises :class:`PuffinError` (``theta.*``) when it cannot."""
-    place = Place(meta)
-    header = read_header(data, meta)
-    sketch = deserialize(data, header, place)
-    retained = int(sketch.num_retained)
-    theta_long = int(sketch.theta64)
+# Above this many retained entries DataSketches bounds an estimate with the continuous
+# approximation of the binomial bounds (below it, with tables): computed here the same way.
+_CLASSIC_BOUNDS_ABOVE = 120
+
+
+def _bounds(retained: int, theta: float, std_devs: int = 2) -> tuple[float, float]:
+    """DataSketches' lower and upper bounds of an estimation-mode sketch with more than
+    :data:`_CLASSIC_BOUNDS_ABOVE` entries (its ``cont_classic_lb``/``ub``, rounded by half a
+    count and clamped to the estimate and the retained count); the same doubles."""
+    estimate = retained / theta
+    b = std_devs * math.sqrt((1 - theta) / theta)
+    low_n, high_n = (retained - 0.5) / theta, (retained + 0.5) / theta
+    low = low_n + 0.5 * b * b - 0.5 * b * math.sqrt(b * b + 4.0 * low_n)
+    high = high_n + 0.5 * b * b + 0.5 * b * math.sqrt(b * b + 4.0 * high_n)
+    return min(estimate, max(float(retained), low - 0.5)), max(estimate, high + 0.5)
+
+
+def _summary_without_library(header: ThetaHeader, meta: BlobMetadata) -> ThetaSummary | None:
+    """The summary of an uncompressed sketch read from its preamble alone (no DataSketches,
+    no numpy: a cold ``inspect`` starts much faster), or ``None`` when its bounds need the
+    library's tables (estimation mode with few entries) or it is compressed."""
+    retained = header.retained
+    if retained is None:
+        return None
+    estimating = header.theta_long < MAX_THETA and not header.empty
+    if estimating and retained <= _CLASSIC_BOUNDS_ABOVE:
+        return None
+    theta = float(header.theta_long) / float(MAX_THETA)
+    low, high = _bounds(retained, theta) if estimating else (float(retained), float(retained))
+    return _summary(header, meta, retained, header.theta_long, theta, low, high,
+                    exact=not estimating, empty=header.empty, ordered=header.ordered)
+
+
+def _summary(header: ThetaHeader, meta: BlobMetadata, retained: int, theta_long: int,
+             theta: float, low: float, high: float, *, exact: bool, empty: bool,
+             ordered: bool) -> ThetaSummary:
     estimate = theta_estimate(retained, theta_long)
     ndv_text, ndv = _ndv_property(meta)
     return ThetaSummary(
-        estimate=estimate,
-        lower_bound=float(sketch.get_lower_bound(2)),
-        upper_bound=float(sketch.get_upper_bound(2)),
-        retained_entries=retained,
-        theta=float(sketch.theta),
-        theta_long=theta_long,
-        exact=not bool(sketch.is_estimation_mode()),
-        empty=bool(sketch.is_empty()),
-        serial_version=header.serial_version,
-        compressed=header.compressed,
-        ordered=bool(sketch.is_ordered()),
-        seed_hash=header.seed_hash,
-        seed_hash_ok=True,
-        ndv_property=ndv_text,
-        ndv_property_matches=None if ndv is None else ndv == int(estimate),
-    )
+        estimate=estimate, lower_bound=low, upper_bound=high, retained_entries=retained,
+        theta=theta, theta_long=theta_long, exact=exact, empty=empty,
+        serial_version=header.serial_version, compressed=header.compressed, ordered=ordered,
+        seed_hash=header.seed_hash, seed_hash_ok=True, ndv_property=ndv_text,
+        ndv_property_matches=None if ndv is None else ndv == int(estimate))
+
+
+def summarize_theta(data: bytes, meta: BlobMetadata) -> ThetaSummary:
+    """Decode a Theta blob; raises :class:`PuffinError` (``theta.*``) when it cannot. An
+    uncompressed sketch is read by its preamble alone when that gives every fact
+    (:func:`_summary_without_library`); otherwise the DataSketches library decodes it."""
+    place = Place(meta)
+    header = read_header(data, meta)
+    quick = _summary_without_library(header, meta)
+    if quick is not None:
+        return quick
+    sketch = deserialize(data, header, place)
+    return _summary(header, meta, int(sketch.num_retained), int(sketch.theta64),
+                    float(sketch.theta), float(sketch.get_lower_bound(2)),
+                    float(sketch.get_upper_bound(2)), exact=not sketch.is_estimation_mode(),
+                    empty=bool(sketch.is_empty()), ordered=bool(sketch.is_ordered()))
 
 
 def check_theta(data: bytes, meta: BlobMetadata) -> list[Finding]:
