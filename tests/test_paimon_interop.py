@@ -44,13 +44,17 @@ VARIANTS: dict[str, tuple[str, str, list[Any]]] = {
                                      [], None, "placeholder"]),
     "map-int": ("map", "INT", [[[1, _hex(2, 3)], [None, _hex(1, 4)], [-7, None]],
                                [[3, None]]]),
+    "map-bigint": ("map", "BIGINT", [[[1 << 40, _hex(9, 5)], [-1, ""]], None]),
+    "array-of-nulls": ("array", "STRING", [[None, None], [None]]),
 }
 
 
 def _key(key: Any, key_type: str) -> bytes | None:
     if key is None:
         return None
-    return key.encode() if key_type == "STRING" else struct.pack("<i", key)
+    if key_type == "STRING":
+        return key.encode()
+    return struct.pack("<q" if key_type == "BIGINT" else "<i", key)
 
 
 def expected_data(column: str, key_type: str, row: Any) -> bytes | None:
