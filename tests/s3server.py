@@ -47,7 +47,8 @@ class CountingProxy:
 
     upstream: int
     requests: list[Request] = field(default_factory=list)
-    failures: list[int] = field(default_factory=list)  # statuses for the next requests
+    # answers for the next requests: a status (a throttling error) or (status, S3 error code)
+    failures: list[int | tuple[int, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     port: int = 0
     server: ThreadingHTTPServer | None = None
@@ -67,12 +68,15 @@ class CountingProxy:
                 with proxy.lock:
                     failure = proxy.failures.pop(0) if proxy.failures else None
                 if failure is not None:
-                    payload = b"<Error><Code>SlowDown</Code></Error>"
-                    self.send_response(failure)
+                    status, code = failure if isinstance(failure, tuple) else (failure,
+                                                                               "SlowDown")
+                    payload = f"<Error><Code>{code}</Code><Message>{code}</Message></Error>"\
+                        .encode()
+                    self.send_response(status)
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
                     self.wfile.write(payload)
-                    proxy._record(self, failure, 0)
+                    proxy._record(self, status, 0)
                     return
                 upstream = http.client.HTTPConnection("127.0.0.1", proxy.upstream, timeout=120)
                 headers = {k: v for k, v in self.headers.items()

@@ -5,6 +5,7 @@ the server, not by our code); writes are create-only; failures are one line."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -238,6 +239,17 @@ def test_missing_objects_are_one_line(tree: Path, env: dict[str, str], location:
         1, f"puffin: error: {location}: {message}\n")
 
 
+def test_access_denied_is_one_line(tree: Path, s3_server: S3Server) -> None:
+    s3_server.proxy.reset()
+    s3_server.proxy.failures.append((403, "AccessDenied"))
+    location = f"{PREFIX}/db1/stats.puffin"
+    done = puffin("inspect", location, env=s3_server.env(s3_server.proxy_endpoint))
+    assert (done.returncode, done.stderr.decode()) == (
+        1, f"puffin: error: {location}: access denied: the credentials may not read this "
+           "location\n")
+    assert [r.status for r in s3_server.proxy.requests] == [403]  # not retried
+
+
 def test_no_credentials_names_the_variables(tree: Path, env: dict[str, str]) -> None:
     bare = {k: v for k, v in env.items() if k not in ("AWS_ACCESS_KEY_ID",
                                                        "AWS_SECRET_ACCESS_KEY")}
@@ -371,3 +383,38 @@ def test_parquet_inputs_in_an_object_store(tree: Path, env: dict[str, str],
                    str(tmp_path / "*.parquet"), *args, env=env)
     assert remote.returncode == local.returncode == 0, remote.stderr
     assert (tmp_path / "r.puffin").read_bytes() == (tmp_path / "l.puffin").read_bytes()
+
+
+def test_readme_object_store_example(tmp_path: Path) -> None:
+    """The README's "Object stores" example, run as written (its own server on port 5055)
+    from a folder holding the samples, with this checkout's commands on PATH."""
+    import re
+    import shutil
+    import signal
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Object stores", 1)[1]
+    (script,) = re.findall(r"^```sh\n(.*?)^```", section.split("\n## ", 1)[0],
+                           re.MULTILINE | re.DOTALL)
+    shutil.copytree(SAMPLES, tmp_path / "samples")
+    bin_dir = str(Path(sys.executable).parent)
+    keep = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "GOOGLE_"))}
+    env = {**keep, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "COLUMNS": "80", "NO_COLOR": "1", "AWS_EC2_METADATA_DISABLED": "true"}
+    process = subprocess.Popen(["bash", "-c", script], cwd=tmp_path, env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=TIMEOUT)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)  # the example's server
+    lines = output.splitlines()
+    assert "4 files checked (profile spec): 4 passed, 0 failed; 0 errors, 1 warning, 0 info" \
+        in lines, output
+    assert lines[-1] == ("puffin: error: s3://demo/out/dv.puffin: exists; use --force to "
+                         "overwrite it"), output
+    assert process.returncode == 1
+    assert "file size        50,584 bytes" in output
+    wrote = next(i for i, line in enumerate(lines)
+                 if line.startswith("wrote s3://demo/out/dv.puffin: "))
+    assert lines[wrote - 3:wrote] == ["0", "2", "4"]  # dump-blob ... | head -3
