@@ -227,3 +227,42 @@ def test_format_3_commit_is_refused_by_pyiceberg_in_one_line(
     assert err.startswith("puffin: error: catalog test: cannot commit to db.types_v3: Writing "
                           "V3 is not yet supported") and err.count("\n") == 1
     assert sql_catalog.load_table("db.types_v3").metadata_location == before
+
+
+def test_scan_catalog_checks_every_referenced_puffin_file_and_orphans(
+        sql_catalog: Any, spark: Any, tmp_path: Path) -> None:
+    """Every Puffin file the tables reference (Iceberg's statistics file, the deletion vector
+    files of every snapshot) and an orphan under a table are validated, on Spark or in this
+    process alike; a namespace limits the scan to its tables."""
+    table_dir = register_spark_table(sql_catalog, "types_v3", tmp_path)
+    on_disk = sorted(str(p) for p in table_dir.rglob("*") if p.suffix in (".puffin", ".stats"))
+    assert any(p.endswith(".stats") for p in on_disk) and any(p.endswith(".puffin")
+                                                               for p in on_disk)
+    orphan = table_dir / "metadata" / "left-behind.stats"
+    orphan.write_bytes(b"PFA1 not really")  # an orphan that is also broken
+    sql_catalog.create_namespace("other")
+    sql_catalog.create_table("other.empty", schema=pa.schema([("x", pa.int32())]))
+    results = {}
+    for mode in ((), ("--spark", "--master", "local[2]")):
+        out = tmp_path / f"findings{len(mode)}.jsonl"
+        outcome = invoke("scan", "--catalog", "test", *mode, "--json", "--output", str(out))
+        assert outcome.exit_code == 1, outcome.output  # the orphan is not a Puffin file
+        doc = json.loads(outcome.output)
+        records = {r["path"]: r for r in map(json.loads, out.read_text().splitlines())}
+        assert sorted(records) == sorted([*on_disk, str(orphan)])
+        assert [p for p, r in records.items() if r["errors"]] == [str(orphan)]
+        assert (doc["catalog"], doc["tables"], doc["orphans"]) == ("test", 3, [str(orphan)])
+        results[mode] = json.dumps([doc["files"], doc["errors"], doc["codes"]])
+    assert len(set(results.values())) == 1
+    only_other = json.loads(invoke("scan", "--catalog", "test", "other", "--json").output)
+    assert (only_other["tables"], only_other["files"]) == (1, 0)
+
+
+def test_scan_catalog_unknown_namespace(sql_catalog: Any, capsys: pytest.CaptureFixture[str]
+                                        ) -> None:
+    from puffin_cli.cli.main import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["scan", "--catalog", "test", "nowhere"])
+    assert exited.value.code == 1
+    assert capsys.readouterr().err == "puffin: error: catalog test: no namespace nowhere\n"

@@ -21,13 +21,19 @@ table is loaded again and the update applied to the new version, a bounded numbe
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from puffin_cli.analysis.table.commit import CommitResult, StatisticsFileEntry
+from puffin_cli.analysis.table.metadata import normalize_location
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.spec import PUFFIN_SUFFIXES
+
+if TYPE_CHECKING:
+    from puffin_cli.analysis.table.loading import Table
 
 DEFAULT_MAX_ATTEMPTS = 10
 _METASTORE_VERSION = re.compile(r"(?:^|/)(\d+)-[0-9a-fA-F-]+\.metadata\.json(?:\.gz)?$")
@@ -190,3 +196,56 @@ def commit_statistics(name: str, identifier: str, entry: StatisticsFileEntry, *,
         return CommitResult(int(match.group(1)) if match else -1, location, attempt, replaced)
     raise PuffinError(f"catalog {name}: table {identifier} kept changing; statistics not "
                       f"committed after {max_attempts} attempts", code="commit.conflict")
+
+
+@dataclass(frozen=True)
+class TablePuffinFiles:
+    """The Puffin files of one catalog table: those its metadata references (statistics files,
+    Puffin partition statistics, the deletion vector files of every snapshot's delete
+    manifests) and the orphans, Puffin files under its location that nothing references.
+    Locations are as the storage layer opens them."""
+
+    identifier: str
+    referenced: tuple[str, ...]
+    orphans: tuple[str, ...]
+
+
+def table_puffin_files(table: Table, identifier: str) -> TablePuffinFiles:
+    """Every Puffin file ``table`` references (each manifest read once) and the orphans."""
+    from puffin_cli.analysis.table.manifests import CONTENT_DATA
+
+    referenced: dict[str, None] = {}
+    for stats in table.metadata.statistics:
+        referenced[table.local(stats.path)] = None
+    for part in table.metadata.partition_statistics:
+        if part.path.endswith(PUFFIN_SUFFIXES):
+            referenced[table.local(part.path)] = None
+    seen: set[str] = set()
+    for snapshot in table.snapshots():
+        for manifest in table.manifests.manifest_files(snapshot):
+            if manifest.content == CONTENT_DATA or manifest.path in seen:
+                continue
+            seen.add(manifest.path)
+            for entry in table.manifests.live_files(manifest):
+                if entry.is_dv:
+                    referenced[table.local(entry.path)] = None
+    known = {os.path.realpath(path) for path in referenced}
+    orphans: list[str] = []
+    for directory, dirs, names in os.walk(table.table_dir):
+        dirs.sort()
+        orphans.extend(path for path in (os.path.join(directory, n) for n in sorted(names))
+                       if path.endswith(PUFFIN_SUFFIXES) and os.path.realpath(path) not in known)
+    return TablePuffinFiles(identifier, tuple(referenced), tuple(orphans))
+
+
+def catalog_puffin_files(name: str, namespaces: Sequence[str] = ()) -> list[TablePuffinFiles]:
+    """:func:`table_puffin_files` of every table of :func:`catalog_tables`."""
+    from puffin_cli.analysis.table.loading import Table
+
+    found = []
+    for described in catalog_tables(name, namespaces):
+        table = Table.load(normalize_location(described.metadata_location),
+                           io_properties=described.io_properties)
+        table.catalog_table = described
+        found.append(table_puffin_files(table, described.identifier))
+    return found

@@ -18,6 +18,9 @@ class ScanResult:
     output: str | None
     output_format: str | None
     seconds: float
+    catalog: str | None = None  # scan --catalog: the catalog, its tables scanned, the orphans
+    tables: int | None = None
+    orphans: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from typing import IO
 
 import click
@@ -11,6 +12,7 @@ from puffin_cli.analysis.profiles import PROFILES
 from puffin_cli.cli.grammar import Command, emit, renamed_option, settings
 from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.options import (
+    catalog_option,
     force_option,
     io_option,
     json_option,
@@ -60,6 +62,7 @@ def _listed(files_from: str) -> list[str]:
 @click.option("--profile", type=click.Choice(PROFILES), default="spec", show_default=True,
               help="Also check what this engine rejects (as `puffin validate`).")
 @spark_conf_option
+@catalog_option
 @max_blob_size_option
 @json_option
 @quiet_option
@@ -67,10 +70,14 @@ def _listed(files_from: str) -> list[str]:
 @click.pass_context
 def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use_spark: bool,
          master: str | None, output: str | None, force: bool, output_format: str | None,
-         profile: str, spark_conf: dict[str, str], max_blob_size: int, as_json: bool,
-         quiet: bool) -> None:
+         profile: str, spark_conf: dict[str, str], catalog: str | None, max_blob_size: int,
+         as_json: bool, quiet: bool) -> None:
     """Validate every Puffin file under PATH (directories are searched recursively, as
     `puffin validate` does) with the checks of `puffin validate`.
+
+    With --catalog NAME, each PATH is a namespace of that catalog (none: the whole catalog):
+    scans every Puffin file its tables reference (statistics files, deletion vectors of every
+    snapshot) and the orphans, Puffin files under a table nobody references (listed).
 
     Prints a summary (files, errors and warnings, the most frequent finding codes); --output
     writes one record per file (its report as `puffin validate --json` gives it) as JSON lines
@@ -81,22 +88,37 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
       puffin scan /data/warehouse --spark
       puffin scan --spark --master spark://host:7077 --files-from puffin-files.txt \\
           --output findings.parquet
+      puffin scan --catalog prod sales --spark
     """
     from puffin_cli.cli.validate import expand
     from puffin_cli.spark.scan import scan as run_scan
 
-    names = list(paths) + (_listed(files_from) if files_from else [])
-    if not names:
-        raise click.UsageError("give a PATH or --files-from FILE")
-    files = expand(names)
-    if not files:
-        raise click.UsageError(f"no Puffin files found in {', '.join(paths) or files_from}")
+    tables = None
+    if catalog is not None:
+        from puffin_cli.analysis.catalog import catalog_puffin_files
+
+        if files_from:
+            raise click.UsageError("--catalog scans the catalog's tables; --files-from "
+                                   "names files, give one or the other")
+        tables = catalog_puffin_files(catalog, paths)
+        files = list({path: None for t in tables for path in (*t.referenced, *t.orphans)})
+    else:
+        names = list(paths) + (_listed(files_from) if files_from else [])
+        if not names:
+            raise click.UsageError("give a PATH or --files-from FILE")
+        files = expand(names)
+        if not files:
+            raise click.UsageError(f"no Puffin files found in {', '.join(paths) or files_from}")
     if output_format is None and output is not None:
         output_format = "parquet" if output.endswith(".parquet") else "jsonl"
     debug = settings(ctx).debug
     result = run_scan(files, master=master, profile=profile, max_blob_size=max_blob_size,
                       output=output, output_format=output_format or "jsonl", force=force,
-                      use_spark=use_spark, spark_conf=spark_conf, quiet_spark=not debug)
+                      use_spark=use_spark and bool(files), spark_conf=spark_conf,
+                      quiet_spark=not debug)
+    if tables is not None:
+        result = replace(result, catalog=catalog, tables=len(tables),
+                         orphans=tuple(path for t in tables for path in t.orphans))
     if as_json or not quiet:
         emit(ctx, result, "puffin_cli.render.stats:scan_view", as_json=as_json)
     sys.exit(EXIT_BAD_FILE if result.failed else EXIT_OK)

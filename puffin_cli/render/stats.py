@@ -38,6 +38,9 @@ def stats_lines(result: StatsResult) -> list[str]:
     return lines
 
 
+ORPHANS_SHOWN = 20
+
+
 def scan_lines(result: ScanResult) -> list[str]:
     """Summary of what ``scan`` found."""
     rate = result.files / result.seconds if result.seconds > 0 else 0.0
@@ -47,6 +50,14 @@ def scan_lines(result: ScanResult) -> list[str]:
              f"{result.warnings:,} warnings, {result.infos:,} infos"]
     for code, count in result.codes:
         lines.append(f"  {count:>8,}  {code}")
+    if result.catalog is not None:
+        lines.append(f"{result.tables:,} tables of catalog {result.catalog}; "
+                     f"{len(result.orphans):,} orphan Puffin files (under a table, referenced "
+                     "by none of its metadata)")
+        shown = result.orphans[:ORPHANS_SHOWN]
+        lines.extend(f"  orphan  {path}" for path in shown)
+        if len(result.orphans) > len(shown):
+            lines.append(f"  … {len(result.orphans) - len(shown):,} more (--json lists all)")
     if result.output is not None:
         lines.append(f"findings written to {result.output} ({result.output_format})")
     return lines
