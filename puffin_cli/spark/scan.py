@@ -5,8 +5,10 @@ validate_file` (the code of ``puffin validate``) on its share (two tasks per cor
 Spark's cost per task is spread over many files) and returns one :class:`Tally` of its
 share: counts, finding codes and, only when ``--output`` asks for them, each file's report
 in its JSON form. The driver merges the tallies, writes the records as JSON lines or Parquet,
-and summarizes. Executors must see the files at the same paths as the driver (local mode, or
-a shared file system) and have puffin-cli installed.
+and summarizes. Executors read the files themselves with the storage layer and the driver's
+FileIO configuration (shipped with each task, so object stores need nothing on the executors
+but puffin-cli's dependencies); local paths must be the same on every executor (local mode,
+or a shared file system).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from puffin_cli.format.errors import PuffinError
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.validate import FileReport
+    from puffin_cli.storage import FileIO
 
 
 @dataclass
@@ -65,14 +68,16 @@ class Tally:
 
 
 def validate_share(paths: Iterable[str], profile: str, max_blob_size: int,
-                   keep_records: bool) -> Iterator[Tally]:
-    """Validate a share of the files; one :class:`Tally` (runs on executors)."""
-    from puffin_cli.analysis.validate import validate_file
+                   keep_records: bool, fileio: FileIO) -> Iterator[Tally]:
+    """Validate a share of the files, reading them with ``fileio`` (the driver's, shipped
+    with the task: executors read the objects themselves, concurrently); one
+    :class:`Tally` (runs on executors)."""
+    from puffin_cli.analysis.validate import validate_files
 
     tally = Tally()
-    for path in paths:
-        tally.add(validate_file(path, profile=profile, max_blob_size=max_blob_size),
-                  keep_records)
+    for report in validate_files(list(paths), profile=profile, max_blob_size=max_blob_size,
+                                 fileio=fileio):
+        tally.add(report, keep_records)
     yield tally
 
 
@@ -133,8 +138,11 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
          use_spark: bool = True, spark_conf: dict[str, str] | None = None,
          quiet_spark: bool = True, force: bool = False) -> ScanResult:
     """Validate ``paths`` (on Spark executors with ``use_spark``, else in this process)."""
+    from puffin_cli.storage import default_io
+
     start = time.monotonic()
     keep = output is not None
+    fileio = default_io()
     tally = Tally()
     if use_spark:
         from puffin_cli.spark.session import get_session, ship_package
@@ -146,13 +154,12 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
         # still a second task for a core whose first share was quick.
         slices = max(1, min(len(paths), sc.defaultParallelism * 2))
         for part in sc.parallelize(list(paths), slices).mapPartitions(
-                lambda share: validate_share(share, profile, max_blob_size, keep)).collect():
+                lambda share: validate_share(share, profile, max_blob_size, keep, fileio)
+        ).collect():
             tally.merge(part)
     else:
-        from puffin_cli.analysis.validate import validate_files
-
-        for report in validate_files(paths, profile=profile, max_blob_size=max_blob_size):
-            tally.add(report, keep)
+        for part in validate_share(paths, profile, max_blob_size, keep, fileio):
+            tally.merge(part)
     if output is not None:
         write_records(tally.records, output, output_format, force)
     return summarize(tally, output, output_format if output else None,

@@ -167,6 +167,7 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True
     from puffin_cli.analysis.stats.sketch_task import TaskFailure, run_task
     from puffin_cli.analysis.stats.task_groups import plan_task_groups
     from puffin_cli.spark.session import ship_package
+    from puffin_cli.storage import default_io
 
     groups = plan_task_groups(plan, planning_parallelism(spark))
     specs = task_specs(spark, plan, groups, uuid_as_string=uuid_as_string)
@@ -175,8 +176,10 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True
         return Sketches(tuple(u.result() for u in unions), 0)
     ship_package(spark)
     sc = spark.sparkContext
+    fileio = default_io()  # the driver's storage configuration, for the executors
     results = _run_with_progress(
-        spark, lambda: sc.parallelize(specs, len(specs)).map(run_task).collect(), progress)
+        spark, lambda: sc.parallelize(specs, len(specs)).map(
+            lambda spec: run_task(spec, fileio)).collect(), progress)
     for result in results:
         if isinstance(result, TaskFailure):
             raise result.error()

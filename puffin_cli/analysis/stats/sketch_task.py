@@ -26,6 +26,7 @@ from puffin_cli.analysis.stats.row_deletes import RowDeletes, equality_keep
 from puffin_cli.blobs.arrow_values import SerializedColumn, serialize_column
 from puffin_cli.blobs.theta import AlphaSketch, CompactTheta
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.storage import FileIO, configure
 
 if TYPE_CHECKING:
     import numpy as np
@@ -145,10 +146,14 @@ def sketch_task(spec: TaskSpec) -> TaskResult:
     return TaskResult(live, tuple(s.result() for s in sketches))
 
 
-def run_task(spec: TaskSpec) -> TaskResult | TaskFailure:
+def run_task(spec: TaskSpec, fileio: FileIO | None = None) -> TaskResult | TaskFailure:
     """:func:`sketch_task` as a Spark task runs it: a bad or missing file comes back as a
     value, so that the driver reports it as one line (an exception would reach the driver as
-    the worker's traceback, after Spark retried the task in vain)."""
+    the worker's traceback, after Spark retried the task in vain). ``fileio`` is the driver's
+    storage configuration, shipped with the task: the executor reads the data, delete and
+    Puffin files itself with it."""
+    if fileio is not None:
+        configure(fileio.properties)
     try:
         return sketch_task(spec)
     except PuffinError as exc:
