@@ -31,9 +31,11 @@ from puffin_cli.analysis.table.commit import CommitResult, StatisticsFileEntry
 from puffin_cli.analysis.table.metadata import normalize_location
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.spec import PUFFIN_SUFFIXES
+from puffin_cli.storage import is_remote
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.table.loading import Table
+    from puffin_cli.storage import FileIO
 
 DEFAULT_MAX_ATTEMPTS = 10
 _METASTORE_VERSION = re.compile(r"(?:^|/)(\d+)-[0-9a-fA-F-]+\.metadata\.json(?:\.gz)?$")
@@ -104,10 +106,14 @@ def _table(name: str, catalog: Any, identifier: tuple[str, ...]) -> Any:
 
 
 def _described(name: str, table: Any) -> CatalogTable:
+    from puffin_cli.storage.config import unknown_properties
+
+    properties = {str(k): str(v) for k, v in table.io.properties.items()}
+    for key in unknown_properties(properties):  # the catalog's own: type, uri, warehouse...
+        del properties[key]
     return CatalogTable(catalog=name, identifier=".".join(table.name()),
                         metadata_location=str(table.metadata_location),
-                        location=str(table.location()),
-                        io_properties={str(k): str(v) for k, v in table.io.properties.items()})
+                        location=str(table.location()), io_properties=properties)
 
 
 def load_table(name: str, identifier: str) -> CatalogTable:
@@ -208,6 +214,7 @@ class TablePuffinFiles:
     identifier: str
     referenced: tuple[str, ...]
     orphans: tuple[str, ...]
+    fileio: FileIO  # the storage configuration of the table's files
 
 
 def table_puffin_files(table: Table, identifier: str) -> TablePuffinFiles:
@@ -229,13 +236,14 @@ def table_puffin_files(table: Table, identifier: str) -> TablePuffinFiles:
             for entry in table.manifests.live_files(manifest):
                 if entry.is_dv:
                     referenced[table.local(entry.path)] = None
-    known = {os.path.realpath(path) for path in referenced}
-    orphans: list[str] = []
-    for directory, dirs, names in os.walk(table.table_dir):
-        dirs.sort()
-        orphans.extend(path for path in (os.path.join(directory, n) for n in sorted(names))
-                       if path.endswith(PUFFIN_SUFFIXES) and os.path.realpath(path) not in known)
-    return TablePuffinFiles(identifier, tuple(referenced), tuple(orphans))
+    def key(path: str) -> str:
+        return path if is_remote(path) else os.path.realpath(path)
+
+    known = {key(path) for path in referenced}
+    orphans = sorted(info.location for info in table.fileio.list_files(table.table_dir)
+                     if info.location.endswith(PUFFIN_SUFFIXES)
+                     and key(info.location) not in known)
+    return TablePuffinFiles(identifier, tuple(referenced), tuple(orphans), table.fileio)
 
 
 def catalog_puffin_files(name: str, namespaces: Sequence[str] = ()) -> list[TablePuffinFiles]:

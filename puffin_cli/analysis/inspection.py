@@ -25,6 +25,7 @@ from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE, PUFFIN_SUFFIXES
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.paimon import PaimonFileReport
+    from puffin_cli.storage import FileIO
 
 
 @dataclass(frozen=True)
@@ -145,14 +146,16 @@ class TableColumns:
 
 def inspect_file(location: str | os.PathLike[str], *, decode: bool = True, limit: int = 20,
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
-                 footer_size: int | None = None) -> FileReport:
-    """Read the footer of ``location`` and, when ``decode``, summarize every blob.
+                 footer_size: int | None = None, fileio: FileIO | None = None) -> FileReport:
+    """Read the footer of ``location`` (with ``fileio``, default the process's) and, when
+    ``decode``, summarize every blob.
 
     ``limit`` bounds lists in summaries (e.g. deletion-vector ranges); ``footer_size`` is
     Iceberg's ``file-footer-size-in-bytes``, making the metadata read exactly the footer.
     """
     options = SummaryOptions(limit=limit)
-    with PuffinReader(location, footer_size=footer_size, max_blob_size=max_blob_size) as reader:
+    with PuffinReader(location, footer_size=footer_size, max_blob_size=max_blob_size,
+                      fileio=fileio) as reader:
         metadata = reader.metadata
         blobs = []
         for index, blob in enumerate(metadata.blobs):
@@ -188,9 +191,11 @@ def inspect_files(locations: list[str], *, decode: bool = True, limit: int = 20,
 
     With ``table`` (a table directory or metadata JSON file, or with ``catalog`` a table
     identifier there), blobs get column names; a table that cannot be read raises
-    :class:`PuffinError` (it is no fault of the Puffin files).
+    :class:`PuffinError` (it is no fault of the Puffin files). The files are read with the
+    table's storage configuration (a catalog's FileIO properties for its table).
     """
     columns = None if table is None else TableColumns(table, catalog)
+    fileio = None if columns is None else columns.table.fileio
     files: list[FileReport | PaimonFileReport] = []
     errors: list[FileError] = []
     for location in locations:
@@ -202,7 +207,8 @@ def inspect_files(locations: list[str], *, decode: bool = True, limit: int = 20,
                                             max_blob_size=max_blob_size))
                 continue
             report = inspect_file(location, decode=decode, limit=limit,
-                                  max_blob_size=max_blob_size, footer_size=footer_size)
+                                  max_blob_size=max_blob_size, footer_size=footer_size,
+                                  fileio=fileio)
         except PuffinError as exc:
             errors.append(FileError(exc.path or location, Problem.from_error(exc)))
             continue

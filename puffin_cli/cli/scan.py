@@ -101,8 +101,10 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
             raise click.UsageError("--catalog scans the catalog's tables; --files-from "
                                    "names files, give one or the other")
         tables = catalog_puffin_files(catalog, paths)
-        files = list({path: None for t in tables for path in (*t.referenced, *t.orphans)})
+        found = {path: t.fileio for t in tables for path in (*t.referenced, *t.orphans)}
+        files, fileios = list(found), list(found.values())
     else:
+        fileios = None
         names = list(paths) + (_listed(files_from) if files_from else [])
         if not names:
             raise click.UsageError("give a PATH or --files-from FILE")
@@ -115,7 +117,7 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
     result = run_scan(files, master=master, profile=profile, max_blob_size=max_blob_size,
                       output=output, output_format=output_format or "jsonl", force=force,
                       use_spark=use_spark and bool(files), spark_conf=spark_conf,
-                      quiet_spark=not debug)
+                      quiet_spark=not debug, fileios=fileios)
     if tables is not None:
         result = replace(result, catalog=catalog, tables=len(tables),
                          orphans=tuple(path for t in tables for path in t.orphans))

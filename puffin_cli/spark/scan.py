@@ -67,17 +67,20 @@ class Tally:
         self.records.extend(other.records)
 
 
-def validate_share(paths: Iterable[str], profile: str, max_blob_size: int,
-                   keep_records: bool, fileio: FileIO) -> Iterator[Tally]:
-    """Validate a share of the files, reading them with ``fileio`` (the driver's, shipped
-    with the task: executors read the objects themselves, concurrently); one
-    :class:`Tally` (runs on executors)."""
+def validate_share(items: Iterable[tuple[str, int]], profile: str, max_blob_size: int,
+                   keep_records: bool, fileios: Sequence[FileIO]) -> Iterator[Tally]:
+    """Validate a share of the files, each ``(location, i)`` read with ``fileios[i]`` (the
+    driver's storage configurations, shipped with the task: executors read the objects
+    themselves, concurrently); one :class:`Tally` (runs on executors)."""
+    from itertools import groupby
+
     from puffin_cli.analysis.validate import validate_files
 
     tally = Tally()
-    for report in validate_files(list(paths), profile=profile, max_blob_size=max_blob_size,
-                                 fileio=fileio):
-        tally.add(report, keep_records)
+    for index, run in groupby(items, key=lambda item: item[1]):
+        for report in validate_files([path for path, _ in run], profile=profile,
+                                     max_blob_size=max_blob_size, fileio=fileios[index]):
+            tally.add(report, keep_records)
     yield tally
 
 
@@ -136,13 +139,24 @@ def _arrow_schema() -> Any:
 def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spec",
          max_blob_size: int, output: str | None = None, output_format: str = "jsonl",
          use_spark: bool = True, spark_conf: dict[str, str] | None = None,
-         quiet_spark: bool = True, force: bool = False) -> ScanResult:
-    """Validate ``paths`` (on Spark executors with ``use_spark``, else in this process)."""
+         quiet_spark: bool = True, force: bool = False,
+         fileios: Sequence[FileIO] | None = None) -> ScanResult:
+    """Validate ``paths`` (on Spark executors with ``use_spark``, else in this process).
+    ``fileios`` gives each path its storage configuration (one per path: the FileIO of its
+    table, for a catalog scan); by default the process's."""
     from puffin_cli.storage import default_io
 
     start = time.monotonic()
     keep = output is not None
-    fileio = default_io()
+    distinct: dict[tuple[tuple[str, str], ...], int] = {}
+    configs: list[FileIO] = []
+    items = []
+    for path, fileio in zip(paths, fileios or [default_io()] * len(paths), strict=True):
+        key = tuple(sorted(fileio.properties.items()))
+        if key not in distinct:
+            distinct[key] = len(configs)
+            configs.append(fileio)
+        items.append((path, distinct[key]))
     tally = Tally()
     if use_spark:
         from puffin_cli.spark.session import get_session, ship_package
@@ -153,12 +167,12 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
         # Two tasks per core: Spark's cost per task (tens of ms) spread over many files, and
         # still a second task for a core whose first share was quick.
         slices = max(1, min(len(paths), sc.defaultParallelism * 2))
-        for part in sc.parallelize(list(paths), slices).mapPartitions(
-                lambda share: validate_share(share, profile, max_blob_size, keep, fileio)
+        for part in sc.parallelize(items, slices).mapPartitions(
+                lambda share: validate_share(share, profile, max_blob_size, keep, configs)
         ).collect():
             tally.merge(part)
     else:
-        for part in validate_share(paths, profile, max_blob_size, keep, fileio):
+        for part in validate_share(items, profile, max_blob_size, keep, configs):
             tally.merge(part)
     if output is not None:
         write_records(tally.records, output, output_format, force)

@@ -167,8 +167,6 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True
     from puffin_cli.analysis.stats.sketch_task import TaskFailure, run_task
     from puffin_cli.analysis.stats.task_groups import plan_task_groups
     from puffin_cli.spark.session import ship_package
-    from puffin_cli.storage import default_io
-
     groups = plan_task_groups(plan, planning_parallelism(spark))
     specs = task_specs(spark, plan, groups, uuid_as_string=uuid_as_string)
     unions = [ThetaAccumulator() for _ in plan.columns]
@@ -176,7 +174,7 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True
         return Sketches(tuple(u.result() for u in unions), 0)
     ship_package(spark)
     sc = spark.sparkContext
-    fileio = default_io()  # the driver's storage configuration, for the executors
+    fileio = plan.table.fileio  # the driver's storage configuration, for the executors
     results = _run_with_progress(
         spark, lambda: sc.parallelize(specs, len(specs)).map(
             lambda spec: run_task(spec, fileio)).collect(), progress)

@@ -12,6 +12,7 @@ from typing import Any
 from puffin_cli.analysis.table.metadata import PathMapper
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.storage import is_remote
 
 # The ``file_path`` column of position delete files (Iceberg's MetadataColumns.DELETE_FILE_PATH).
 DELETE_FILE_PATH_ID = 2147483546
@@ -126,5 +127,7 @@ def top_level_fields(schema: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def local_path(mapper: PathMapper, location: str) -> str:
-    """The absolute local path of a location as a manifest names it."""
-    return os.path.abspath(mapper.local(location))
+    """The absolute local path of a location as a manifest names it (an object's location
+    as it is, for a table read from an object store)."""
+    found = mapper.local(location)
+    return found if is_remote(found) else os.path.abspath(found)

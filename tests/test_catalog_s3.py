@@ -1,0 +1,181 @@
+"""Catalog tables whose files live in the test S3 server (moto, tests/s3server.py): a SQL
+catalog on sqlite whose warehouse is a bucket, configured only through pyiceberg's variables
+(no AWS_* variable: the storage layer takes the table's FileIO properties from the catalog);
+tables written by pyiceberg, or built by Spark + Iceberg and uploaded; Spark executors in
+separate processes (``local-cluster``) reading the objects with the driver's configuration."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from click.testing import CliRunner
+from interop.sparkenv import script_output
+from s3server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
+from test_stats_spark import SCRIPT as STATS_SCRIPT
+from test_stats_spark import iceberg_statistics, read_blobs
+
+from puffin_cli.analysis.table.metadata import current_metadata_file
+from puffin_cli.cli.main import cli
+
+ROWS = 1000
+CLUSTER = "local-cluster[2,1,1024]"  # two executor JVMs, each with its own Python workers
+
+
+@pytest.fixture
+def s3_catalog(s3_server: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+               ) -> tuple[Any, str, dict[str, str]]:
+    """(catalog ``s3cat``, its bucket, the variables that configure it) with table
+    ``db.events`` (two appends by pyiceberg) in the bucket."""
+    from pyiceberg.catalog import load_catalog
+
+    bucket = f"catalog-{uuid.uuid4().hex[:12]}"
+    s3_server.client().create_bucket(Bucket=bucket)
+    properties = {"type": "sql", "uri": f"sqlite:///{tmp_path}/catalog.db",
+                  "warehouse": f"s3://{bucket}/warehouse", "s3.endpoint": s3_server.endpoint,
+                  "s3.access-key-id": ACCESS_KEY, "s3.secret-access-key": SECRET_KEY,
+                  "s3.region": REGION}
+    variables = {f"PYICEBERG_CATALOG__S3CAT__{key.upper().replace('.', '__').replace('-', '_')}":
+                 value for key, value in properties.items()}
+    for name in [n for n in os.environ if n.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    catalog = load_catalog("s3cat", **properties)
+    catalog.create_namespace("db")
+    rows = pa.table({"id": pa.array(range(ROWS), pa.int64()),
+                     "city": pa.array([f"c{i % 37}" for i in range(ROWS)])})
+    table = catalog.create_table("db.events", schema=rows.schema)
+    table.append(rows.slice(0, 600))
+    table.append(rows.slice(600))
+    return catalog, bucket, variables
+
+
+@pytest.fixture(scope="module")
+def spark() -> Any:
+    from puffin_cli.spark.session import get_session
+
+    return get_session("local[2]")
+
+
+def invoke(*args: str) -> Any:
+    outcome = CliRunner().invoke(cli, list(args))
+    return outcome
+
+
+def key_of(location: str, bucket: str) -> str:
+    assert location.startswith(f"s3://{bucket}/"), location
+    return location[len(f"s3://{bucket}/"):]
+
+
+def test_table_stats_commit_and_scan_in_the_object_store(
+        s3_catalog: tuple[Any, str, dict[str, str]], s3_server: S3Server, spark: Any) -> None:
+    catalog, bucket, _ = s3_catalog
+    client = s3_server.client()
+    before = catalog.load_table("db.events")
+    shown = invoke("table", "--catalog", "s3cat", "db.events", "--json")
+    assert shown.exit_code == 0, shown.output
+    [table] = json.loads(shown.output)["tables"]
+    assert table["metadata-file"] == before.metadata_location
+    assert table["current-snapshot-id"] == before.metadata.current_snapshot_id
+
+    outcome = invoke("stats", "compute", "--catalog", "s3cat", "db.events", "--commit",
+                     "--master", "local[2]", "--json")
+    assert outcome.exit_code == 0, outcome.output
+    doc = json.loads(outcome.output)
+    assert {c["name"]: c["ndv"] for c in doc["columns"]} == {"id": ROWS, "city": 37}
+    location = doc["statistics-location"]
+    assert location == doc["statistics-path"]
+    assert location.startswith(f"{before.location()}/metadata/")
+    head = client.head_object(Bucket=bucket, Key=key_of(location, bucket))
+    assert head["ContentLength"] == doc["file-size"]
+    after = catalog.load_table("db.events")
+    assert after.metadata_location == doc["committed-metadata"]
+    assert [s.statistics_path for s in after.metadata.statistics] == [location]
+
+    checked = json.loads(invoke("table", "--catalog", "s3cat", "db.events", "--json").output)
+    [view] = checked["tables"][0]["snapshots"]
+    assert [s["path"] for s in view["statistics"]] == [location]
+    assert checked["tables"][0]["findings"] == []
+    names = invoke("inspect", "--catalog", "s3cat", "--table", "db.events", "--json", location)
+    assert names.exit_code == 0, names.output
+    assert [b["columns"] for b in json.loads(names.output)["files"][0]["blobs"]] == \
+        [["id"], ["city"]]
+
+    orphan = f"{before.location()}/data/left-behind.puffin"
+    body = client.get_object(Bucket=bucket, Key=key_of(location, bucket))["Body"].read()
+    client.put_object(Bucket=bucket, Key=key_of(orphan, bucket), Body=body)
+    scanned = invoke("scan", "--catalog", "s3cat", "--json")
+    assert scanned.exit_code == 0, scanned.output
+    result = json.loads(scanned.output)
+    assert (result["tables"], result["files"], result["errors"], result["orphans"]) == \
+        (1, 2, 0, [orphan])
+
+
+def test_spark_built_table_uploaded_and_registered(
+        s3_catalog: tuple[Any, str, dict[str, str]], s3_server: S3Server, spark: Any,
+        tmp_path: Path) -> None:
+    """A format 2 table written by Spark + Iceberg, its files uploaded to the bucket and its
+    metadata registered: read from the store (--relocate maps its original location there),
+    the sketches are Iceberg's own, byte for byte, and the commit goes through the catalog."""
+    catalog, bucket, _ = s3_catalog
+    built = script_output(STATS_SCRIPT, "stats-tables", "build")
+    source = built / "warehouse" / "db" / "types_v2"
+    _, iceberg = iceberg_statistics(source)
+    client = s3_server.client()
+    prefix = f"s3://{bucket}/spark/types_v2"
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        client.upload_file(str(path), bucket, f"spark/types_v2/{path.relative_to(source)}")
+    metadata = Path(current_metadata_file(source))
+    catalog.register_table(("db", "types_v2"), f"{prefix}/metadata/{metadata.name}")
+    original = json.loads(metadata.read_text())["location"]
+    outcome = invoke("stats", "compute", "--catalog", "s3cat", "db.types_v2", "--commit",
+                     "--relocate", f"{original}={prefix}", "--master", "local[2]", "--json")
+    assert outcome.exit_code == 0, outcome.output
+    doc = json.loads(outcome.output)
+    local = tmp_path / "ours.stats"
+    client.download_file(bucket, key_of(doc["statistics-path"], bucket), str(local))
+    ours = read_blobs(local)
+    assert sorted(ours) == sorted(iceberg)
+    assert all(ours[f][1] == iceberg[f][1] for f in ours)
+    after = catalog.load_table("db.types_v2")
+    current = [s for s in after.metadata.statistics
+               if s.snapshot_id == after.metadata.current_snapshot_id]
+    assert [s.statistics_path for s in current] == [doc["statistics-location"]]
+
+
+def test_executors_in_other_processes_read_the_objects_themselves(
+        s3_catalog: tuple[Any, str, dict[str, str]], s3_server: S3Server) -> None:
+    """On a local cluster (separate executor JVMs and Python workers) with no AWS variable
+    anywhere: stats compute's tasks read the data files, and scan --spark's tasks the Puffin
+    objects, with the storage configuration the driver resolved (the catalog's FileIO
+    properties; --io)."""
+    catalog, _bucket, variables = s3_catalog
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **variables}
+    done = subprocess.run(
+        [sys.executable, "-m", "puffin_cli", "stats", "compute", "--catalog", "s3cat",
+         "db.events", "--commit", "-q", "--master", CLUSTER, "--json"],
+        env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert {c["name"]: c["ndv"] for c in doc["columns"]} == {"id": ROWS, "city": 37}
+    location = doc["statistics-location"]
+    table_location = catalog.load_table("db.events").location()
+    io = ["--io", f"s3.endpoint={s3_server.endpoint}", "--io", f"s3.access-key-id={ACCESS_KEY}",
+          "--io", f"s3.secret-access-key={SECRET_KEY}", "--io", f"s3.region={REGION}"]
+    done = subprocess.run(
+        [sys.executable, "-m", "puffin_cli", "scan", table_location, "--spark", "--master",
+         CLUSTER, *io, "--json"],
+        env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    scanned = json.loads(done.stdout)
+    assert (scanned["files"], scanned["errors"]) == (1, 0)
+    assert location.startswith(table_location)
