@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import struct
+from array import array
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,50 @@ def test_lengths_round_trip(values: list[int]) -> None:
     decoded, problem = pb.decode_lengths(pb.encode_lengths(values))
     assert problem is None
     assert list(decoded) == values
+
+
+def _large_index_cases() -> list[list[int]]:
+    rng = random.Random(13)
+    count = pb.VECTOR_DECODE_BYTES
+    return [
+        [rng.choice([-1, -2, 16, 17, 5000, 1 << 20]) for _ in range(count)],
+        [rng.randrange(16, 1 << 40) for _ in range(count // 4)],
+        [16] * count + [1 << 61, -(1 << 61), 0],
+        [(1 << 62) - 1, -(1 << 62)] * (count // 8),  # 9- and 10-byte varints: exact path
+    ]
+
+
+@pytest.mark.parametrize("chunk", [pb.VECTOR_CHUNK, 777])
+@pytest.mark.parametrize("values", _large_index_cases(), ids=["markers", "wide", "edges", "long"])
+def test_large_indexes_decode_as_the_exact_decoder_does(values: list[int], chunk: int,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pb, "VECTOR_CHUNK", chunk)
+    data = pb.encode_lengths(values)
+    assert len(data) >= pb.VECTOR_DECODE_BYTES
+    decoded, problem = pb.decode_lengths(data)
+    assert problem is None and list(decoded) == values
+    assert pb._decode_exact(data) == (decoded, None)
+    for bad in (data + b"\x80", data + b"\xff" * 10 + b"\x01"):
+        assert pb.decode_lengths(bad)[1] is not None
+
+
+@pytest.mark.parametrize("values", [
+    [16, -1, 40, -2, 17, -5, 1 << 60, 16, -1] * 9000,
+    [16, 20, -1] * 30000,
+], ids=["huge-lengths", "plain"])
+@pytest.mark.parametrize("chunk", [pb.VECTOR_CHUNK, 1000])
+def test_large_index_offsets_are_the_loops(values: list[int], chunk: int,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pb, "VECTOR_CHUNK", chunk)
+    lengths = array("q", values)
+    assert len(values) >= pb.VECTOR_DECODE_BYTES
+    large = pb.BlobIndex(10**9, 1, 0, lengths)
+    monkeypatch.setattr(pb, "VECTOR_DECODE_BYTES", 1 << 40)  # the loop, for reference
+    loop = pb.BlobIndex(10**9, 1, 0, lengths)
+    assert list(large.offsets) == list(loop.offsets)
+    assert large.records_end == loop.records_end == sum(v for v in values if v >= 0)
+    assert (large.nulls, large.placeholders) == (loop.nulls, loop.placeholders) == \
+        (values.count(-1), values.count(-2))
 
 
 def test_index_encoding_is_delta_zigzag_leb128() -> None:
