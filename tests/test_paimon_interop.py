@@ -38,6 +38,9 @@ VARIANTS: dict[str, tuple[str, str, list[Any]]] = {
     "all-null": ("blob", "STRING", [None, None, None]),
     "placeholders": ("blob", "STRING", ["placeholder", None, "placeholder"]),
     "many": ("blob", "STRING", [_hex(i % 40, i) for i in range(3000)]),
+    # an index over 64 KiB: decoded with numpy
+    "large-index": ("blob", "STRING", [_hex(i % 3, i) if i % 5 else None
+                                       for i in range(70_000)]),
     "array": ("array", "STRING", [[_hex(3, 1), None, ""], [], None, "placeholder",
                                   [_hex(70_000, 5)]]),
     "map-string": ("map", "STRING", [[["k1", _hex(2, 1)], ["k2", None], ["", _hex(4, 2)]],
