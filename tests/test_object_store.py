@@ -418,3 +418,24 @@ def test_readme_object_store_example(tmp_path: Path) -> None:
     wrote = next(i for i, line in enumerate(lines)
                  if line.startswith("wrote s3://demo/out/dv.puffin: "))
     assert lines[wrote - 3:wrote] == ["0", "2", "4"]  # dump-blob ... | head -3
+
+
+def test_inspect_with_a_table_in_an_object_store(tree: Path, env: dict[str, str],
+                                                 s3_server: S3Server, tmp_path: Path) -> None:
+    from tables.synthetic import dv_table
+
+    location = f"s3://{BUCKET}/inspected/t"
+    root = tmp_path / "t"
+    dv_table(root, snapshots=1, dvs_per_snapshot=2, carry=False, location=location).finish()
+    _upload_tree(s3_server, root, "inspected/t")
+    (dv,) = sorted((root / "data").glob("*.puffin"))
+    name = dv.relative_to(root).as_posix()
+    remote = puffin("inspect", "--json", "--table", location, f"{location}/{name}", env=env)
+    local = puffin("inspect", "--json", "--table", str(root), str(dv), env=env)
+    assert remote.returncode == local.returncode == 0, remote.stderr
+    remote_doc, local_doc = json.loads(remote.stdout), json.loads(local.stdout)
+    assert remote_doc["files"][0].pop("path") == f"{location}/{name}"
+    assert local_doc["files"][0].pop("path") == str(dv)
+    assert remote_doc == local_doc
+    assert {c for f in json.loads(remote.stdout)["files"] for b in f["blobs"]
+            for c in b["columns"]} == {"_pos"}

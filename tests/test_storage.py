@@ -301,3 +301,21 @@ def test_only_the_storage_layer_touches_files() -> None:
                     and (relative, name) not in ALLOWED:
                 found.append(f"{relative}:{node.lineno}: {name}")
     assert found == []
+
+
+def test_table_metadata_and_manifests_that_are_fifos_are_refused(tmp_path: Path) -> None:
+    from tables.synthetic import dv_table
+
+    root = tmp_path / "t"
+    dv_table(root, snapshots=1, dvs_per_snapshot=1, carry=False).finish()
+    fifo = root / "metadata" / "v2.metadata.json"
+    os.mkfifo(fifo)
+    done = puffin("table", str(fifo))
+    assert (done.returncode, done.stderr) == (1, f"puffin: error: {fifo}: {NOT_REGULAR}\n")
+    os.unlink(fifo)
+    manifest_list = next((root / "metadata").glob("snap-*.avro"))
+    manifest_list.unlink()
+    os.mkfifo(manifest_list)
+    done = puffin("table", str(root))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert done.stderr.endswith(f"{NOT_REGULAR}\n"), done.stderr
