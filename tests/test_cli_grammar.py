@@ -4,6 +4,7 @@ old spellings still work with a warning, and usage errors are two lines with sug
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -200,3 +201,30 @@ def test_help_summaries_are_the_commands() -> None:
                           capture_output=True, text=True, check=True)
     loaded = done.stdout.splitlines()[-1]
     assert "puffin_cli.cli.inspect" not in loaded and "puffin_cli.cli.write" not in loaded
+
+
+@pytest.mark.parametrize("flags", [[], ["--json"], ["--no-decode"], ["--json", "--no-decode"]])
+def test_quick_inspect_prints_what_the_command_prints(tmp_path: Path, flags: list[str]) -> None:
+    """`inspect [--json] [--no-decode] FILE...` skips click (cli/quick.py): the same output,
+    errors and exit status as through the command (forced here by giving --limit)."""
+    bad = tmp_path / "bad.puffin"
+    bad.write_bytes(b"PFA1" + bytes(20))
+
+    def run(*args: str) -> tuple[int, str, str]:
+        done = subprocess.run([sys.executable, "-m", "puffin_cli", *args], capture_output=True,
+                              text=True, check=False, env={**os.environ, "COLUMNS": "80"})
+        return done.returncode, done.stdout, done.stderr
+
+    for files in ([STATS], [DVS, str(bad)]):
+        quick = run("inspect", *flags, *files)
+        assert quick == run("inspect", "--limit", "20", *flags, *files)
+        assert quick[0] == (1 if str(bad) in files else 0)
+
+
+def test_quick_inspect_leaves_everything_else_to_click() -> None:
+    from puffin_cli.cli.quick import quick_inspect
+
+    for args in (["inspect"], ["inspect", "--json"], ["inspect", "--debug", STATS],
+                 ["inspect", "--limit", "3", STATS], ["inspect", "-", STATS],
+                 ["validate", STATS]):
+        assert quick_inspect(args) is None, args

@@ -19,13 +19,20 @@ from typing import TYPE_CHECKING, Any
 from puffin_cli.blobs import BlobSummary, SummaryOptions, handler_for
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata, FooterInfo
-from puffin_cli.format.paimon_blob import is_paimon_blob
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE, PUFFIN_SUFFIXES
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.paimon import PaimonFileReport
     from puffin_cli.storage import FileIO
+
+
+def _is_paimon_blob(location: str) -> bool:
+    """A Paimon BLOB file (the Paimon reader is imported only for a file not named *.puffin
+    or *.stats)."""
+    from puffin_cli.format.paimon_blob import is_paimon_blob
+
+    return is_paimon_blob(location)
 
 
 @dataclass(frozen=True)
@@ -200,7 +207,7 @@ def inspect_files(locations: list[str], *, decode: bool = True, limit: int = 20,
     errors: list[FileError] = []
     for location in locations:
         try:
-            if not location.endswith(PUFFIN_SUFFIXES) and is_paimon_blob(location):
+            if not location.endswith(PUFFIN_SUFFIXES) and _is_paimon_blob(location):
                 from puffin_cli.analysis.paimon import inspect_paimon
 
                 files.append(inspect_paimon(location, decode=decode, limit=limit,

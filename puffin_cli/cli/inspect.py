@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from puffin_cli.cli.grammar import Command, emit, renamed_option
-from puffin_cli.cli.main import EXIT_BAD_FILE
+from puffin_cli.cli.grammar import Command, renamed_option, settings
 from puffin_cli.cli.options import (
     catalog_option,
     io_option,
@@ -53,7 +52,7 @@ def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str,
       puffin inspect --table warehouse/db/orders warehouse/db/orders/metadata/1-abc.stats
       puffin inspect --catalog prod --table sales.orders s3://bucket/sales/orders/metadata/1-a.stats
     """
-    from puffin_cli.analysis.inspection import inspect_files
+    from puffin_cli.cli.quick import run_inspect
 
     locations = list(files) + list(path_options)
     if not locations:
@@ -63,11 +62,8 @@ def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str,
     if catalog is not None and table is None:
         raise click.UsageError("--catalog names the catalog of --table NAMESPACE.TABLE; "
                                "give --table too")
-    report = inspect_files(locations, decode=not no_decode, limit=limit,
-                           max_blob_size=max_blob_size, footer_size=footer_size, table=table,
-                           catalog=catalog)
-    emit(ctx, report, "puffin_cli.render.inspect:render_human", as_json=as_json)
-    for failure in report.failures():
-        click.echo(f"puffin: error: {failure}", err=True)
-    if not report.ok:
-        ctx.exit(EXIT_BAD_FILE)
+    code = run_inspect(locations, as_json=as_json, decode=not no_decode, limit=limit,
+                       max_blob_size=max_blob_size, footer_size=footer_size, table=table,
+                       catalog=catalog, color=settings(ctx).color)
+    if code:
+        ctx.exit(code)

@@ -1,23 +1,17 @@
-"""The ``puffin`` command group.
-
-Subcommands are imported only when they run (``puffin inspect`` never imports the Spark
-pipeline). Errors become one line on stderr here, in one place; ``--debug`` (or
-``PUFFIN_DEBUG=1``) shows the traceback instead.
+"""``puffin``'s entry point: runs the command group (cli/group.py), or the quick path of the
+commonest invocation (cli/quick.py), and turns errors into one line on stderr, in one place;
+``--debug`` (or ``PUFFIN_DEBUG=1``) shows the traceback instead. Nothing here imports click,
+so that the quick path never does.
 
 Exit codes: 0 ok; 1 a file is bad or a check failed; 2 usage error; 3 internal error (a bug).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
-import click
-
-from puffin_cli import __version__
-from puffin_cli.cli.grammar import Group, Settings
 from puffin_cli.format.errors import PuffinError
 
 EXIT_OK = 0
@@ -50,72 +44,55 @@ SUMMARIES = {
 }
 
 
-class LazyGroup(Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        """The command list of ``puffin --help``, from :data:`SUMMARIES`."""
-        with formatter.section("Commands"):
-            formatter.write_dl([(name, SUMMARIES[name]) for name in self.list_commands(ctx)])
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
-            return None
-        module_name, attribute = target.split(":")
-        command = getattr(importlib.import_module(module_name), attribute)
-        assert isinstance(command, click.Command)
-        return command
-
-
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, "--version", prog_name="puffin")
-@click.option("--debug", is_flag=True, envvar="PUFFIN_DEBUG",
-              help="Show Python tracebacks instead of one-line errors (also after the "
-                   "command name, or PUFFIN_DEBUG=1).")
-@click.option("--color/--no-color", default=None,
-              help="Colour the human output or not (also after the command name) [default: "
-                   "colour on a terminal; NO_COLOR and FORCE_COLOR are honoured].")
-@click.pass_context
-def cli(ctx: click.Context, debug: bool, color: bool | None) -> None:
-    """Inspect, validate and write Apache Iceberg Puffin files.
-
-    \b
-    Exit codes:
-      0  everything is fine
-      1  a file is bad or a check failed
-      2  usage error (bad option or argument)
-      3  internal error (a bug in puffin-cli; please report it)
-    """
-    chosen = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
-    chosen.debug = chosen.debug or debug
-    chosen.color = chosen.color if color is None else color
-    ctx.obj = chosen
-
-
 def _debug_requested(argv: list[str]) -> bool:
     return "--debug" in argv or os.environ.get("PUFFIN_DEBUG", "") not in ("", "0")
 
 
-def main(argv: list[str] | None = None) -> NoReturn:
-    """Run the CLI, turning library errors into one line on stderr and an exit code."""
-    args = sys.argv[1:] if argv is None else argv
+def __getattr__(name: str) -> Any:
+    """``cli``, the click group, imported (with click) on first use."""
+    if name == "cli":
+        from puffin_cli.cli.group import cli
+
+        return cli
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _say(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+def _run_group(args: list[str]) -> int:
+    """The click group on ``args``; its exit status."""
+    import click
+
+    from puffin_cli.cli.group import cli
+
     try:
         result = cli.main(args=args, prog_name="puffin", standalone_mode=False)
-        sys.exit(result if isinstance(result, int) else EXIT_OK)
+        return result if isinstance(result, int) else EXIT_OK
     except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except click.exceptions.Abort:
-        click.echo("puffin: aborted", err=True)
-        sys.exit(EXIT_BAD_FILE)
+        _say("puffin: aborted")
+        return EXIT_BAD_FILE
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Run the CLI, turning library errors into one line on stderr and an exit code."""
+    from puffin_cli.cli.quick import quick_inspect
+
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        code = quick_inspect(args)
+        sys.exit(_run_group(args) if code is None else code)
     except PuffinError as exc:
         if _debug_requested(args):
             raise
-        click.echo(f"puffin: error: {exc}", err=True)
+        _say(f"puffin: error: {exc}")
         sys.exit(EXIT_BAD_FILE)
     except BrokenPipeError:
         # Output piped into a reader that stopped early (e.g. `| head`): not an error.
@@ -123,11 +100,11 @@ def main(argv: list[str] | None = None) -> NoReturn:
         os.dup2(devnull, sys.stdout.fileno())
         sys.exit(EXIT_OK)
     except KeyboardInterrupt:
-        click.echo("puffin: interrupted", err=True)
+        _say("puffin: interrupted")
         sys.exit(130)
     except Exception as exc:
         if _debug_requested(args):
             raise
-        click.echo(f"puffin: internal error: {type(exc).__name__}: {exc} "
-                   "(run with --debug for the traceback)", err=True)
+        _say(f"puffin: internal error: {type(exc).__name__}: {exc} "
+             "(run with --debug for the traceback)")
         sys.exit(EXIT_INTERNAL)

@@ -1,0 +1,49 @@
+"""``puffin inspect [--json] [--no-decode] FILE...``, the commonest invocation, without click.
+
+Importing click costs more than the rest of a metadata-only ``inspect --json``, so
+:func:`quick_inspect` runs these arguments itself; any other argument (an option it does not
+know, ``--debug``, a file name starting with ``-``) leaves it to the click group, which parses
+everything. Both run :func:`run_inspect`, so the output is the same (tests/test_cli_grammar.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
+
+# The flags the quick path knows: all default to off.
+_FLAGS = {"--json", "--no-decode"}
+DEFAULT_LIMIT = 20
+
+
+def run_inspect(locations: list[str], *, as_json: bool, decode: bool,
+                limit: int = DEFAULT_LIMIT, max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
+                footer_size: int | None = None, table: str | None = None,
+                catalog: str | None = None, color: bool | None = None) -> int:
+    """Inspect ``locations``, hand the report to the renderer, name every failure on stderr;
+    the exit status (1 when a file, a blob or the table could not be read)."""
+    from puffin_cli.analysis.inspection import inspect_files
+    from puffin_cli.render.output import emit
+
+    report = inspect_files(locations, decode=decode, limit=limit, max_blob_size=max_blob_size,
+                           footer_size=footer_size, table=table, catalog=catalog)
+    emit("inspect", report, "puffin_cli.render.inspect:render_human", as_json=as_json,
+         color=color)
+    sys.stdout.flush()
+    for failure in report.failures():
+        sys.stderr.write(f"puffin: error: {failure}\n")
+    return 0 if report.ok else 1
+
+
+def quick_inspect(args: list[str]) -> int | None:
+    """Run ``inspect`` when ``args`` are its flags --json / --no-decode and file names only
+    (and ``PUFFIN_DEBUG`` is not set); ``None`` otherwise."""
+    if len(args) < 2 or args[0] != "inspect" or os.environ.get("PUFFIN_DEBUG", "") not in ("", "0"):
+        return None
+    flags = {arg for arg in args[1:] if arg in _FLAGS}
+    files = [arg for arg in args[1:] if arg not in _FLAGS]
+    if not files or any(not name or name.startswith("-") for name in files):
+        return None
+    return run_inspect(files, as_json="--json" in flags, decode="--no-decode" not in flags)
