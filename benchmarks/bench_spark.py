@@ -14,6 +14,10 @@
    (the files spread over a few tasks per core) against the same validation in this process
    (the issue's ratio, goal at least 0.5x); and, cold, `puffin scan DIR --spark --master
    local[2]` and `puffin validate -q DIR`, each a subprocess (the JVM's start included).
+3. In the test S3 server (moto on 127.0.0.1, tests/s3server.py), same session: `stats compute`
+   of the same table uploaded there (read by the executors through the storage layer) against
+   the table on local disk (goal: at most 1.3x), and `scan --spark` of 1,000 small objects
+   under a prefix against the same files on local disk.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ SCRIPT = ROOT / "tests" / "interop" / "spark_scripts" / "stats_tables.py"
 ROWS = int(os.environ.get("PUFFIN_BENCH_SPARK_ROWS", "20000000"))
 SCAN_FILES = int(os.environ.get("PUFFIN_BENCH_SCAN_FILES", "10000"))
 COLUMNS = ("id", "n", "x", "s", "dt", "amount")
+OBJECTS = 1000  # small Puffin files under one S3 prefix
 
 
 def bench_table() -> Path:
@@ -153,5 +158,81 @@ def scan_figures(tmp: Path) -> list[tuple[str, float, str]]:
     ]
 
 
+def object_store_figures(tmp: Path) -> list[tuple[str, float, str]]:
+    """The same 20M-row table and 1,000 small Puffin files, on local disk and in the test S3
+    server (moto on 127.0.0.1, tests/s3server.py), in one running local Spark session: the
+    executors read the objects themselves with the driver's storage configuration."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from s3server import ACCESS_KEY, REGION, SECRET_KEY, start_server
+
+    from puffin_cli.analysis.table.metadata import current_metadata_file
+    from puffin_cli.cli.validate import expand
+    from puffin_cli.format.writer import PuffinWriter
+    from puffin_cli.spark.scan import scan
+    from puffin_cli.spark.stats import compute_table_stats
+    from puffin_cli.storage import configure
+
+    table = bench_table() / "warehouse" / "db" / "bench"
+    server = start_server()
+    try:
+        configure({"s3.endpoint": server.endpoint, "s3.access-key-id": ACCESS_KEY,
+                   "s3.secret-access-key": SECRET_KEY, "s3.region": REGION})
+        client = server.client()
+        client.create_bucket(Bucket="bench")
+        for path in sorted(p for p in table.rglob("*") if p.is_file()):
+            client.upload_file(str(path), "bench", f"bench/{path.relative_to(table)}")
+        metadata = Path(current_metadata_file(table))
+        location = f"s3://bench/bench/metadata/{metadata.name}"
+        original = json.loads(metadata.read_text())["location"]
+        relocate = [(original, "s3://bench/bench")]
+
+        def on_disk() -> None:
+            result = compute_table_stats(table, quiet_spark=True)
+            Path(result.statistics_path).unlink()
+
+        def in_store() -> None:  # its statistics objects stay in the server's bucket
+            compute_table_stats(location, relocate=relocate, quiet_spark=True)
+
+        on_disk()  # warm-up: the session, the page cache
+        local_seconds = _median(on_disk)
+        store_seconds = _median(in_store)
+
+        tree = tmp / "objects"
+        for index in range(OBJECTS):
+            path = tree / f"d{index % 10}" / f"f{index}.puffin"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with PuffinWriter(path) as writer:
+                writer.add_blob("bench-blob", index.to_bytes(8, "little"), fields=[1])
+            client.upload_file(str(path), "bench", f"objects/{path.relative_to(tree)}")
+        local_files = expand([str(tree)])
+        objects = expand(["s3://bench/objects"])
+        assert len(objects) == len(local_files) == OBJECTS
+
+        def scan_local() -> None:
+            scan(local_files, max_blob_size=1 << 30, use_spark=True)
+
+        def scan_objects() -> None:
+            scan(objects, max_blob_size=1 << 30, use_spark=True)
+
+        scan_objects()
+        scan_local_seconds = _median(scan_local)
+        scan_store_seconds = _median(scan_objects)
+    finally:
+        server.stop()
+        configure({})
+    label = f"{ROWS / 1e6:g}M rows"
+    return [
+        (f"stats compute, {label}, in the S3 server", store_seconds, "s"),
+        (f"stats compute, {label}, on local disk", local_seconds, "s"),
+        ("stats compute S3 / local disk", store_seconds / local_seconds, "x"),
+        (f"scan --spark, {OBJECTS:,} objects under an S3 prefix", OBJECTS / scan_store_seconds,
+         "files/s"),
+        (f"scan --spark, the same {OBJECTS:,} files on local disk",
+         OBJECTS / scan_local_seconds, "files/s"),
+        ("scan --spark S3 / local disk, wall time", scan_store_seconds / scan_local_seconds,
+         "x"),
+    ]
+
+
 def run(tmp: Path) -> list[tuple[str, float, str]]:
-    return stats_figures(tmp) + scan_figures(tmp)
+    return stats_figures(tmp) + scan_figures(tmp) + object_store_figures(tmp)
