@@ -179,3 +179,38 @@ def test_executors_in_other_processes_read_the_objects_themselves(
     scanned = json.loads(done.stdout)
     assert (scanned["files"], scanned["errors"]) == (1, 0)
     assert location.startswith(table_location)
+
+
+def test_readme_catalog_example(tmp_path: Path) -> None:
+    """The README's "Catalogs" example, run as written after the "Object stores" one (whose
+    server and variables it continues), from a folder holding the samples."""
+    import shutil
+    import signal
+
+    from test_object_store import SAMPLES, readme_scripts
+
+    (objects,) = readme_scripts("Object stores")
+    (catalogs,) = readme_scripts("Catalogs")
+    shutil.copytree(SAMPLES, tmp_path / "samples")
+    bin_dir = str(Path(sys.executable).parent)
+    keep = {k: v for k, v in os.environ.items()
+            if not k.startswith(("AWS_", "GOOGLE_", "PYICEBERG_"))}
+    env = {**keep, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+           "COLUMNS": "80", "NO_COLOR": "1", "AWS_EC2_METADATA_DISABLED": "true",
+           "PYICEBERG_HOME": str(tmp_path)}
+    process = subprocess.Popen(["bash", "-c", objects + catalogs], cwd=tmp_path, env=env,
+                               text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=600)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)  # the example's server
+    lines = output.splitlines()
+    assert process.returncode == 0, output
+    assert "  statistics       none registered for this snapshot or its ancestors" in lines
+    assert "  id          1  long                      1,000  exact" in lines, output
+    assert "  city        2  string                       37  exact" in lines, output
+    assert any(line.startswith("committed as 00002-") for line in lines), output
+    assert lines.count("  no findings; 2 manifest file(s) read") == 2, output
+    assert lines[-1] == ("1 tables of catalog demo; 0 orphan Puffin files (under a table, "
+                         "referenced by none of its metadata)"), output

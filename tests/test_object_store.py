@@ -385,17 +385,22 @@ def test_parquet_inputs_in_an_object_store(tree: Path, env: dict[str, str],
     assert (tmp_path / "r.puffin").read_bytes() == (tmp_path / "l.puffin").read_bytes()
 
 
+def readme_scripts(heading: str) -> list[str]:
+    """The ``sh`` blocks of the README section ``### heading`` (up to the next heading)."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = re.split(r"\n##+ ", readme.split(f"### {heading}\n", 1)[1], maxsplit=1)[0]
+    return re.findall(r"^```sh\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
+
+
 def test_readme_object_store_example(tmp_path: Path) -> None:
     """The README's "Object stores" example, run as written (its own server on port 5055)
     from a folder holding the samples, with this checkout's commands on PATH."""
-    import re
     import shutil
     import signal
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### Object stores", 1)[1]
-    (script,) = re.findall(r"^```sh\n(.*?)^```", section.split("\n## ", 1)[0],
-                           re.MULTILINE | re.DOTALL)
+    (script,) = readme_scripts("Object stores")
     shutil.copytree(SAMPLES, tmp_path / "samples")
     bin_dir = str(Path(sys.executable).parent)
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "GOOGLE_"))}
