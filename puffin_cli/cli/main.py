@@ -1,23 +1,45 @@
 """``puffin``'s entry point: runs the command group (cli/group.py), or the quick path of the
-commonest invocation (cli/quick.py), and turns errors into one line on stderr, in one place;
-``--debug`` (or ``PUFFIN_DEBUG=1``) shows the traceback instead. Nothing here imports click,
-so that the quick path never does.
+commonest invocation (cli/quick.py), and keeps the process contract every command owes, in one
+place. Nothing here imports click, so that the quick path never does.
 
-Exit codes: 0 ok; 1 a file is bad or a check failed; 2 usage error; 3 internal error (a bug).
+Errors become one line on stderr; ``--debug`` (or ``PUFFIN_DEBUG=1``) shows the traceback
+instead. An error's kind, not the command that raised it, decides the exit code
+(``EXIT_CODES``): 0 ok; 1 a file is bad, a limit was hit, I/O failed or a check failed; 2 usage
+error; 3 internal error (a bug); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). A reader
+that stops early (``| head``) is not an error. Text that cannot be encoded (lone surrogates
+from file names or footers) is written escaped (``\\udcff``), never a crash.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import signal
 import sys
+import threading
+from types import FrameType
 from typing import Any, NoReturn
 
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.errors import ErrorKind, PuffinError
 
 EXIT_OK = 0
 EXIT_BAD_FILE = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+EXIT_CODES = {
+    ErrorKind.BAD_FILE: EXIT_BAD_FILE,
+    ErrorKind.LIMIT: EXIT_BAD_FILE,
+    ErrorKind.IO: EXIT_BAD_FILE,
+    ErrorKind.UNSUPPORTED: EXIT_BAD_FILE,
+    ErrorKind.BAD_ARGUMENT: EXIT_USAGE,
+}
+# After a signal, the main thread gets this long to unwind (remove its temp files, print its
+# line) before the process ends without it: it may be blocked in C code that never returns.
+SIGNAL_GRACE_SECONDS = 2.0
 
 # name -> "module:attribute"; each module defines one click command.
 COMMANDS = {
@@ -58,53 +80,170 @@ def __getattr__(name: str) -> Any:
 
 
 def _say(message: str) -> None:
-    sys.stderr.write(message + "\n")
-    sys.stderr.flush()
+    try:
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+# --- signals ------------------------------------------------------------------------------------
+
+
+class Stopped(BaseException):
+    """Raised in the main thread by SIGINT or SIGTERM; not an ``Exception``, so no handler
+    meant for bad input swallows it, and not ``KeyboardInterrupt``, which click turns into an
+    "Aborted!" of its own."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _exit_code_for_signal(signum: int) -> int:
+    return EXIT_INTERRUPTED if signum == signal.SIGINT else EXIT_TERMINATED
+
+
+def _signal_message(signum: int) -> str:
+    return "puffin: interrupted" if signum == signal.SIGINT else "puffin: terminated"
+
+
+def _remove_temp_files() -> None:
+    """Remove the temp files of writes under way (the storage layer tracks them; when it was
+    never imported, nothing was written)."""
+    cleanup = sys.modules.get("puffin_cli.storage.cleanup")
+    if cleanup is not None:
+        cleanup.remove_tracked()
+
+
+def _hard_exit(signum: int) -> NoReturn:
+    """End now: remove temp files, print the one line, exit (no unwinding)."""
+    _remove_temp_files()
+    with contextlib.suppress(OSError):
+        os.write(2, (_signal_message(signum) + "\n").encode())
+    os._exit(_exit_code_for_signal(signum))
+
+
+_stopping = threading.Event()
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    if _stopping.is_set():  # a second signal while unwinding: stop at once
+        _hard_exit(signum)
+    _stopping.set()
+
+    def watchdog() -> None:
+        threading.Event().wait(SIGNAL_GRACE_SECONDS)
+        _hard_exit(signum)
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    raise Stopped(signum)
+
+
+def _install_signal_handlers() -> None:
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _on_signal)
+
+
+# --- streams ----------------------------------------------------------------------------------
+
+
+def _escape_unencodable_text() -> None:
+    """Lone surrogates (file names that are not UTF-8, footer strings) print as \\udcff."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _silence_stdout() -> None:
+    """Stdout is gone (closed pipe, full device): drop what is still buffered so the exit
+    does not fail writing it again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+# --- running ------------------------------------------------------------------------------------
 
 
 def _run_group(args: list[str]) -> int:
-    """The click group on ``args``; its exit status."""
+    """The click group on ``args``; its exit status. Not ``cli.main``: its handlers would turn
+    Ctrl-C into "Aborted!" and a broken pipe into exit 1."""
     import click
 
+    from puffin_cli.cli.grammar import usage_error_lines
     from puffin_cli.cli.group import cli
 
     try:
-        result = cli.main(args=args, prog_name="puffin", standalone_mode=False)
-        return result if isinstance(result, int) else EXIT_OK
+        with cli.make_context("puffin", list(args)) as ctx:
+            result = cli.invoke(ctx)
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except click.UsageError as exc:
+        for line in usage_error_lines(getattr(exc, "original", exc)):
+            _say(line)
+        return EXIT_USAGE
     except click.ClickException as exc:
-        exc.show()
+        _say(f"puffin: error: {' '.join(exc.format_message().split())}")
         return exc.exit_code
-    except click.exceptions.Abort:
-        _say("puffin: aborted")
-        return EXIT_BAD_FILE
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def _run(args: list[str]) -> int:
+    from puffin_cli.cli.quick import quick_inspect
+
+    try:
+        code = quick_inspect(args)
+        if code is None:
+            code = _run_group(args)
+    except SystemExit as exc:  # a command's own sys.exit(code)
+        code = exc.code if isinstance(exc.code, int) else EXIT_OK
+    sys.stdout.flush()  # inside the error handling: a full device is an error like any other
+    return code
 
 
 def main(argv: list[str] | None = None) -> NoReturn:
-    """Run the CLI, turning library errors into one line on stderr and an exit code."""
-    from puffin_cli.cli.quick import quick_inspect
-
+    """Run the CLI: one line on stderr and an exit code for whatever goes wrong."""
     args = sys.argv[1:] if argv is None else argv
+    _escape_unencodable_text()
+    _install_signal_handlers()
     try:
-        code = quick_inspect(args)
-        sys.exit(_run_group(args) if code is None else code)
+        code = _run(args)
     except PuffinError as exc:
         if _debug_requested(args):
             raise
-        _say(f"puffin: error: {exc}")
-        sys.exit(EXIT_BAD_FILE)
-    except BrokenPipeError:
-        # Output piped into a reader that stopped early (e.g. `| head`): not an error.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(EXIT_OK)
-    except KeyboardInterrupt:
-        _say("puffin: interrupted")
-        sys.exit(130)
+        _say(f"puffin: error: {' '.join(str(exc).splitlines())}")
+        code = EXIT_CODES[exc.kind]
+    except Stopped as exc:
+        _remove_temp_files()
+        _say(_signal_message(exc.signum))
+        code = _exit_code_for_signal(exc.signum)
+    except KeyboardInterrupt:  # a SIGINT that arrived before the handler was installed
+        _say(_signal_message(signal.SIGINT))
+        code = EXIT_INTERRUPTED
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            # Output piped into a reader that stopped early (e.g. `| head`): not an error.
+            _silence_stdout()
+            code = EXIT_OK
+        else:
+            if _debug_requested(args):
+                raise
+            if exc.filename is None:
+                _silence_stdout()
+            where = "standard output" if exc.filename is None else os.fsdecode(exc.filename)
+            _say(f"puffin: error: {where}: {exc.strerror or exc}")
+            code = EXIT_CODES[ErrorKind.IO]
     except Exception as exc:
         if _debug_requested(args):
             raise
-        _say(f"puffin: internal error: {type(exc).__name__}: {exc} "
-             "(run with --debug for the traceback)")
-        sys.exit(EXIT_INTERNAL)
+        _say(f"puffin: internal error: {type(exc).__name__}: "
+             f"{' '.join(str(exc).splitlines())} (run with --debug for the traceback)")
+        code = EXIT_INTERNAL
+    sys.exit(code)

@@ -1,15 +1,30 @@
-"""The one exception family of the format layer.
+"""The one exception family of the format layer, and the kinds of error it carries.
 
 Every error carries the file it is about, the byte offset where the problem was found (when
-there is one), a stable ``code`` (the same codes ``puffin validate`` reports) and a message
-that says what was expected and what was found.
+there is one), a stable ``code`` (the same codes ``puffin validate`` reports), a message that
+says what was expected and what was found, and a :class:`ErrorKind`. The kind, not the command,
+decides the exit code (``puffin_cli.cli.main`` maps kinds to codes in one place).
 """
 
 from __future__ import annotations
 
+from enum import Enum
+
+
+class ErrorKind(str, Enum):
+    """What went wrong, as far as the user is concerned."""
+
+    BAD_FILE = "bad-file"            # an input is not what its format says it must be
+    BAD_ARGUMENT = "bad-argument"    # an option or argument is wrong (a usage error)
+    LIMIT = "limit"                  # a configured limit was hit; an option raises it
+    IO = "io"                        # the operating system refused a read or a write
+    UNSUPPORTED = "not-supported"    # valid, but puffin-cli cannot do it (yet)
+
 
 class PuffinError(Exception):
-    """A Puffin file (or a blob in it) is not what the spec says it must be."""
+    """A Puffin file (or a blob in it, or another input) is not what it must be."""
+
+    kind: ErrorKind = ErrorKind.BAD_FILE
 
     def __init__(
         self,
@@ -19,6 +34,7 @@ class PuffinError(Exception):
         path: str | None = None,
         offset: int | None = None,
         blob_index: int | None = None,
+        kind: ErrorKind | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -26,6 +42,8 @@ class PuffinError(Exception):
         self.path = path
         self.offset = offset
         self.blob_index = blob_index
+        if kind is not None:
+            self.kind = kind
 
     def with_path(self, path: str) -> PuffinError:
         if self.path is None:
@@ -47,6 +65,15 @@ class PuffinError(Exception):
 class EncryptedFileError(PuffinError):
     """The file is an Iceberg AES-GCM stream (magic ``AGS1``): it needs a key to be read."""
 
+    kind = ErrorKind.UNSUPPORTED
 
-class BlobTooLargeError(PuffinError):
+
+class LimitError(PuffinError):
+    """An input needs more memory (or work) than a limit allows; the message names the option
+    that raises the limit."""
+
+    kind = ErrorKind.LIMIT
+
+
+class BlobTooLargeError(LimitError):
     """A blob would need more memory than the configured limit allows."""

@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from puffin_cli.format.errors import ErrorKind, PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.spec import CREATED_BY
 
@@ -90,7 +91,13 @@ class FileMetadata:
     def to_payload(self) -> bytes:
         """The uncompressed footer payload: compact UTF-8 JSON, as Iceberg Java writes it."""
         text = json.dumps(self.to_json(), ensure_ascii=False, separators=(",", ":"))
-        return text.encode("utf-8")
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            bad = text[max(exc.start - 20, 0): exc.end + 20]
+            raise PuffinError(f"footer text is not valid Unicode (a lone surrogate) near "
+                              f"{bad!r}; footer strings must be UTF-8", code="write.utf8",
+                              kind=ErrorKind.BAD_ARGUMENT) from None
 
 
 def _is_int(value: Any) -> bool:
