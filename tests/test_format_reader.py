@@ -203,7 +203,8 @@ def test_footer_beyond_tail_over_limit_is_not_read(tmp_path: Path, compressed: b
     assert found.payload is None and found.info is not None
     assert [(f.code, f.message, f.offset) for f in found.findings] == [
         ("footer.payload-size", f"footer payload of {len(payload)} bytes is larger than the "
-         f"limit of {DEFAULT_TAIL_READ} bytes", len(data) - 12)]
+         f"limit of {DEFAULT_TAIL_READ} bytes (raise --max-blob-size to read it)",
+         len(data) - 12)]
 
 
 # --- footer JSON ----------------------------------------------------------------------------
@@ -399,7 +400,7 @@ def test_zstd_frame_declaring_huge_size_refused_before_allocation(
                                              compression_codec="zstd"))
     assert isinstance(exc, BlobTooLargeError)
     assert facts(exc) == ("blob.too-large", "zstd frame declares 1099511627776 bytes of content, "
-                          "more than the limit of 536870912 bytes (raise --max-blob-size to "
+                          "more than the limit of 67108864 bytes (raise --max-blob-size to "
                           "decode it)", 4)
 
 

@@ -175,9 +175,10 @@ def test_metadata_is_read_once_for_every_snapshot(
     reads: list[str] = []
     load = table_metadata.load_metadata
 
-    def counting(path: str, fileio: FileIO | None = None) -> table_metadata.TableMetadata:
+    def counting(path: str, fileio: FileIO | None = None,
+                 **options: int) -> table_metadata.TableMetadata:
         reads.append(path)
-        return load(path, fileio)
+        return load(path, fileio, **options)
 
     monkeypatch.setattr(table_loading, "load_metadata", counting)
     document = inspect_json("--no-decode", "--table", str(table), str(first), str(second))

@@ -141,7 +141,8 @@ class _Validation:
         if info.compressed:
             self.add(FOOTER_LZ4, Severity.WARNING, "footer payload is LZ4-compressed: valid "
                      f"Puffin, but {LZ4_READERS}", payload_at)
-        metadata, json_findings = decode_footer_json(found.payload, payload_at)
+        metadata, json_findings = decode_footer_json(found.payload, payload_at,
+                                                    self.max_blob_size)
         self.findings.extend(json_findings)
         if metadata is None:
             return

@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
+from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,9 +27,10 @@ class ByteSize(click.ParamType[int, Any]):
         text = str(value).strip().lower()
         number = text.rstrip("abcdefghijklmnopqrstuvwxyz")
         unit = text[len(number):]
-        if not number.isdigit() or unit not in _SIZE_UNITS:
+        count = decimal_int(number)
+        if count is None or unit not in _SIZE_UNITS:
             self.fail(f"{value!r} is not a size like 512MiB, 64k or 1048576", param, ctx)
-        return int(number) * _SIZE_UNITS[unit]
+        return count * _SIZE_UNITS[unit]
 
 
 def json_option(func: F) -> F:
@@ -84,9 +86,10 @@ def uuid_hash_option(func: F) -> F:
 
 def max_blob_size_option(func: F) -> F:
     return click.option("--max-blob-size", type=ByteSize(), default=DEFAULT_MAX_BLOB_SIZE,
-                        show_default="512MiB",
-                        help="Refuse to decode a blob larger than this (stored or "
-                             "decompressed).")(func)
+                        show_default="64MiB",
+                        help="Refuse to decode a blob or Puffin footer larger than this "
+                             "(stored or decompressed); it also bounds the JSON values a "
+                             "footer may hold (one per 64 bytes).")(func)
 
 
 def path_option(func: F) -> F:

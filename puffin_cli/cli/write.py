@@ -33,6 +33,7 @@ from puffin_cli.cli.options import (
     uuid_hash_option,
 )
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.paimon_blob import SUFFIX as PAIMON_SUFFIX
 from puffin_cli.format.spec import CREATED_BY
 
@@ -154,7 +155,8 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
             raise _usage(f"--dv {pending.value}: give --positions or --positions-file after it")
         return dv_blob(DvFromPositions(pending.value, tuple(ranges), tuple(files)))
     field_text = pending.value
-    if not field_text.lstrip("-").isdigit():
+    field_id = decimal_int(field_text, signed=True)
+    if field_id is None:
         raise _usage(f"--theta {field_text!r}: expected a field ID (an integer)")
     types = pending.items.get("iceberg_type", [])
     values_files = pending.items.get("values_file", [])
@@ -167,7 +169,7 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
         raise _usage(exc.message) from None
     source = ThetaFromValues(iceberg_type, values_file=values_files[0],
                              uuid_as_string=uuid_as_string)
-    return theta_blob(source, int(field_text), snapshot_id=snapshot_id,
+    return theta_blob(source, field_id, snapshot_id=snapshot_id,
                       sequence_number=sequence_number, codec=codec)
 
 
@@ -325,9 +327,10 @@ def write(ctx: click.Context, /, target: str | None, output: str | None, spec_pa
         field_ids = {}
         for text in field_id_options:
             key, id_text = parse_key_value(text, "--field-id")
-            if not id_text.lstrip("-").isdigit():
+            field_id = decimal_int(id_text, signed=True)
+            if field_id is None:
                 raise _usage(f"--field-id {text!r}: the ID must be an integer")
-            field_ids[key] = int(id_text)
+            field_ids[key] = field_id
         files = expand_paths(shortcuts["from_parquet"])
         wanted = None if columns is None else [c.strip() for c in columns.split(",") if c]
         table_ids, parquet_ids = _table_ids(table, snapshot_id, sequence_number, theta_ids)

@@ -12,9 +12,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from puffin_cli.format.errors import ErrorKind, PuffinError
+from puffin_cli.format import jsonload
+from puffin_cli.format.errors import ErrorKind, LimitError, PuffinError
 from puffin_cli.format.findings import Finding, Severity
-from puffin_cli.format.spec import CREATED_BY
+from puffin_cli.format.spec import CREATED_BY, DEFAULT_MAX_BLOB_SIZE, DEFAULT_TAIL_READ
 
 _BLOB_KEYS = (
     "type",
@@ -199,32 +200,32 @@ def json_kind(value: Any) -> str:
 
 
 def decode_footer_json(
-    payload: bytes, offset: int | None = None
+    payload: bytes, offset: int | None = None, limit: int = DEFAULT_MAX_BLOB_SIZE
 ) -> tuple[FileMetadata | None, list[Finding]]:
     """Parse an (uncompressed) footer payload.
 
     Returns the metadata (``None`` when an error makes it unusable) and every finding;
-    ``offset`` is the payload's position in the file, used for the findings.
+    ``offset`` is the payload's position in the file, used for the findings; ``limit``
+    (``--max-blob-size``, but never below the 64 KiB one tail read holds) bounds the payload's
+    bytes and the values it may parse into.
     """
     walk = _Walk(offset)
     try:
-        text = payload.decode("utf-8")
+        payload.decode("utf-8")
     except UnicodeDecodeError as exc:
         walk.offset = None if offset is None else offset + exc.start
         walk.add("json.utf8", f"footer payload is not UTF-8: {exc.reason} at payload byte "
                  f"{exc.start}")
         return None, walk.findings
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        walk.add("json.syntax", f"footer payload is not valid JSON: {exc.msg} at line "
-                 f"{exc.lineno} column {exc.colno}")
+        obj = jsonload.loads(payload, limit=max(limit, DEFAULT_TAIL_READ),
+                             option="--max-blob-size", what="footer payload",
+                             code="json.syntax")
+    except LimitError as exc:
+        walk.add("footer.payload-size", exc.message)
         return None, walk.findings
-    except ValueError as exc:  # e.g. an integer longer than Python's digit limit
-        walk.add("json.syntax", f"footer payload is not usable JSON: {exc}")
-        return None, walk.findings
-    except RecursionError:
-        walk.add("json.syntax", "footer payload JSON is nested too deeply")
+    except PuffinError as exc:
+        walk.add(exc.code, exc.message)
         return None, walk.findings
     if not isinstance(obj, dict):
         walk.add("json.type", f"footer payload must be a JSON object, found {json_kind(obj)}")

@@ -103,7 +103,8 @@ def read_footer(source: InputFile, *, footer_size: int | None = None,
     if footer_total > len(tail):
         if payload_size > max_payload:
             _error(findings, "footer.payload-size", f"footer payload of {payload_size} bytes is "
-                   f"larger than the limit of {max_payload} bytes", struct_at)
+                   f"larger than the limit of {max_payload} bytes (raise --max-blob-size to "
+                   "read it)", struct_at)
             return FooterRead(info, None, findings)
         tail = source.read(footer_start, footer_total)
     footer = tail[len(tail) - footer_total:]
@@ -162,7 +163,7 @@ class PuffinReader:
                 raise PuffinError(errors[0].message, code=errors[0].code, offset=errors[0].offset)
             assert found.info is not None and found.payload is not None
             metadata, json_findings = decode_footer_json(
-                found.payload, found.info.footer_start + MAGIC_LENGTH)
+                found.payload, found.info.footer_start + MAGIC_LENGTH, self.max_blob_size)
             errors = [f for f in json_findings if f.severity is Severity.ERROR]
             if metadata is None:
                 first = errors[0]

@@ -52,5 +52,7 @@ ROW_POSITION_FIELD_ID = 2147483645
 
 # Metadata reads: one tail read of this size, a second only when the footer is larger.
 DEFAULT_TAIL_READ = 64 * 1024
-# Decoding refuses a blob whose stored or decompressed size exceeds this (configurable).
-DEFAULT_MAX_BLOB_SIZE = 512 * 1024 * 1024
+# Decoding refuses a blob whose stored or decompressed size exceeds this, and reading refuses a
+# footer payload (compressed or not) above it (``--max-blob-size``). A decoded blob costs a few
+# times its size, so 64 MiB keeps every command under 512 MiB of memory by default.
+DEFAULT_MAX_BLOB_SIZE = 64 * 1024 * 1024

@@ -57,6 +57,7 @@ from puffin_cli.analysis.table.report import (
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.metadata import BlobMetadata
+from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import DV_BLOB_TYPE, MAGIC, NDV_PROPERTY, REFERENCED_DATA_FILE_PROPERTY
 from puffin_cli.storage import FileInfo, is_remote, join
@@ -401,4 +402,4 @@ def _same(location: str) -> str:
 
 def _ndv(properties: dict[str, str]) -> int | None:
     value = properties.get(NDV_PROPERTY)
-    return int(value) if value is not None and value.isascii() and value.isdigit() else None
+    return None if value is None else decimal_int(value)

@@ -41,6 +41,7 @@ from puffin_cli.analysis.table.metadata import (
     version_hint,
 )
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.numbers import decimal_int
 from puffin_cli.storage import FileIO, StorageError, default_io, join, name_of
 
 DEFAULT_MAX_ATTEMPTS = 10
@@ -162,10 +163,9 @@ def _log_previous(metadata: dict[str, Any], previous_location: str) -> None:
         log = list(metadata.get("metadata-log") or [])
         log.append({"timestamp-ms": previous_ms, "metadata-file": previous_location})
         properties = metadata.get("properties") or {}
-        try:
-            keep = int(properties.get(PREVIOUS_VERSIONS_MAX, DEFAULT_PREVIOUS_VERSIONS))
-        except ValueError:
-            keep = DEFAULT_PREVIOUS_VERSIONS
+        setting = properties.get(PREVIOUS_VERSIONS_MAX) if isinstance(properties, dict) else None
+        keep = (decimal_int(setting) if isinstance(setting, str) else None) \
+            or DEFAULT_PREVIOUS_VERSIONS
         metadata["metadata-log"] = log[-max(keep, 1):]
         now = max(now, previous_ms)
     metadata["last-updated-ms"] = now

@@ -36,6 +36,7 @@ from puffin_cli.analysis.table.metadata import (
     resolve_metadata_path,
 )
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import FileIO, default_io, is_remote, join
 
 if TYPE_CHECKING:
@@ -63,17 +64,20 @@ class Table:
     def load(cls, path: str | os.PathLike[str], *,
              relocate: list[tuple[str, str]] | None = None,
              io_properties: Mapping[str, str] | None = None,
-             catalog: str | None = None) -> Table:
+             catalog: str | None = None,
+             max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> Table:
         """The table at ``path`` (a table directory or a metadata JSON file); with
         ``catalog``, table ``path`` (``namespace.table``) of that catalog
         (:mod:`puffin_cli.analysis.catalog`): its current metadata file, read with the FileIO
-        properties the catalog gives for it, and commits go through the catalog."""
+        properties the catalog gives for it, and commits go through the catalog.
+        ``max_blob_size`` bounds the metadata file (``--max-blob-size``)."""
         if catalog is not None:
             from puffin_cli.analysis.catalog import load_table
 
             named = load_table(catalog, os.fspath(path))
             table = cls.load(normalize_location(named.metadata_location), relocate=relocate,
-                             io_properties={**named.io_properties, **(io_properties or {})})
+                             io_properties={**named.io_properties, **(io_properties or {})},
+                             max_blob_size=max_blob_size)
             table.catalog_table = named
             return table
         fileio = default_io().with_properties(io_properties or {})
@@ -85,7 +89,7 @@ class Table:
             raise PuffinError(f"{what}; expected an Iceberg table directory or a "
                               "*.metadata.json file", code="table.not-found", path=target)
         metadata_file, table_dir = resolve_metadata_path(target, fileio)
-        metadata = load_metadata(metadata_file, fileio)
+        metadata = load_metadata(metadata_file, fileio, limit=max_blob_size)
         return cls(metadata, metadata_file, table_dir,
                    default_mapper(metadata, table_dir, relocate), dict(io_properties or {}))
 

@@ -18,10 +18,12 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
-from puffin_cli.analysis.table.metadata import PathMapper, Snapshot
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.analysis.table.metadata import PathMapper, Snapshot, normalize_location
+from puffin_cli.format.errors import ErrorKind, PuffinError
+from puffin_cli.format.numbers import decimal_int
+from puffin_cli.format.typed import Obj, is_int
 from puffin_cli.storage import FileIO, StorageError, default_io
 
 CONTENT_DATA = 0
@@ -31,7 +33,6 @@ STATUS_DELETED = 2
 # Concurrent manifest reads, and how many snapshots ahead of the caller they run.
 READ_THREADS = 8
 SNAPSHOTS_AHEAD = 4
-_V = TypeVar("_V")
 # A manifest as its entries inherit from it: path, sequence number, adding snapshot.
 ManifestKey = tuple[str, int, int | None]
 
@@ -94,7 +95,9 @@ class ManifestReader:
         self.files_opened = 0
         self._count = threading.Lock()
 
-    def _records(self, location: str) -> Iterator[dict[str, Any]]:
+    def _records(self, location: str, what: str) -> Iterator[Obj]:
+        """The records of one Avro file, each an :class:`Obj` for typed reads; anything the
+        Avro decoder raises on a corrupt file (bad blocks of any codec) is a bad file."""
         import fastavro
 
         local = self.mapper.local(location)
@@ -107,58 +110,78 @@ class ManifestReader:
         with self._count:
             self.files_opened += 1
         with opened:
-            try:
-                for record in fastavro.reader(handle):
-                    assert isinstance(record, dict)
-                    yield record
-            except (ValueError, EOFError, StopIteration, TypeError, KeyError) as exc:
-                raise PuffinError(f"not a readable Avro file: {exc}", code="table.manifest",
-                                  path=location) from None
+            records = fastavro.reader(handle)
+            index = 0
+            while True:
+                try:
+                    record = next(records)
+                except StopIteration:
+                    return
+                except OSError as exc:
+                    raise PuffinError(f"cannot read: {exc.strerror}", code="table.manifest",
+                                      path=location, kind=ErrorKind.IO) from None
+                except (Exception, RecursionError) as exc:  # fastavro's and its codecs' errors
+                    message = " ".join(str(exc).split())[:200] or type(exc).__name__
+                    raise PuffinError(f"not a readable Avro file: {message}",
+                                      code="table.manifest", path=location) from None
+                yield Obj(record, f"{what} record {index}", path=location,
+                          code="table.manifest")
+                index += 1
 
     def manifest_files(self, snapshot: Snapshot) -> list[ManifestFile]:
         """The manifests of a snapshot: its manifest list, or the v1 inline ``manifests``."""
         if snapshot.manifest_list is None:
             return [ManifestFile(path, 0, 0, 0, snapshot.snapshot_id)
                     for path in snapshot.manifests]
+        listing = normalize_location(snapshot.manifest_list)
         out = []
-        for record in self._records(snapshot.manifest_list):
+        for record in self._records(snapshot.manifest_list, "manifest list"):
+            path = record.str("manifest_path")
+            if normalize_location(path) == listing:
+                raise PuffinError(f"{record.where}: the manifest list lists itself as a "
+                                  "manifest", code="table.manifest",
+                                  path=snapshot.manifest_list)
             out.append(ManifestFile(
-                path=record["manifest_path"],
-                content=int(record.get("content") or 0),
-                spec_id=int(record.get("partition_spec_id") or 0),
-                sequence_number=int(record.get("sequence_number") or 0),
-                added_snapshot_id=record.get("added_snapshot_id"),
+                path=path,
+                content=record.int("content", 0, minimum=0),
+                spec_id=record.int("partition_spec_id", 0),
+                sequence_number=record.int("sequence_number", 0, minimum=0),
+                added_snapshot_id=record.int("added_snapshot_id", None),
             ))
         return out
 
     def live_files(self, manifest: ManifestFile) -> Iterator[ContentFile]:
         """Entries that are not DELETED, as :class:`ContentFile`."""
-        for record in self._records(manifest.path):
-            if record.get("status") == STATUS_DELETED:
+        for record in self._records(manifest.path, "manifest"):
+            if record.int("status", None) == STATUS_DELETED:
                 continue
-            data_file = record["data_file"]
-            sequence = record.get("sequence_number")
-            snapshot_id = record.get("snapshot_id")
+            data_file = record.obj("data_file", f"{record.where} data_file")
+            if not data_file.value:
+                raise PuffinError(f"{record.where} has no 'data_file'", code="table.manifest",
+                                  path=manifest.path)
+            sequence = record.int("sequence_number", None, minimum=0)
+            snapshot_id = record.int("snapshot_id", None)
             yield ContentFile(
-                content=int(data_file.get("content") or 0),
-                path=data_file["file_path"],
-                file_format=str(data_file.get("file_format", "")),
-                partition=dict(data_file.get("partition") or {}),
+                content=data_file.int("content", 0, minimum=0),
+                path=data_file.str("file_path"),
+                file_format=data_file.str("file_format", ""),
+                partition=dict(data_file.obj("partition").value),
                 spec_id=manifest.spec_id,
-                record_count=int(data_file.get("record_count") or 0),
-                file_size=int(data_file.get("file_size_in_bytes") or 0),
-                sequence_number=manifest.sequence_number if sequence is None else int(sequence),
+                record_count=data_file.int("record_count", 0, minimum=0),
+                file_size=data_file.int("file_size_in_bytes", 0, minimum=0),
+                sequence_number=manifest.sequence_number if sequence is None else sequence,
                 snapshot_id=manifest.added_snapshot_id if snapshot_id is None else snapshot_id,
-                referenced_data_file=data_file.get("referenced_data_file"),
-                content_offset=data_file.get("content_offset"),
-                content_size=data_file.get("content_size_in_bytes"),
+                referenced_data_file=data_file.str("referenced_data_file", None),
+                content_offset=data_file.int("content_offset", None, minimum=0),
+                content_size=data_file.int("content_size_in_bytes", None, minimum=0),
                 manifest=manifest.path,
-                equality_ids=tuple(int(i) for i in data_file.get("equality_ids") or ()),
-                split_offsets=_offsets(data_file.get("split_offsets")),
-                value_counts=_metric(data_file.get("value_counts"), int),
-                null_value_counts=_metric(data_file.get("null_value_counts"), int),
-                lower_bounds=_metric(data_file.get("lower_bounds"), bytes),
-                upper_bounds=_metric(data_file.get("upper_bounds"), bytes),
+                equality_ids=data_file.ints("equality_ids"),
+                split_offsets=data_file.ints("split_offsets")
+                if data_file.has("split_offsets") else None,
+                value_counts=_metric(data_file, "value_counts", is_int),
+                null_value_counts=_metric(data_file, "null_value_counts", is_int),
+                lower_bounds=_metric(data_file, "lower_bounds", _is_bytes),
+                upper_bounds=_metric(data_file, "upper_bounds", _is_bytes),
             )
 
     def _all_live_files(self, manifest: ManifestFile) -> list[ContentFile]:
@@ -195,18 +218,30 @@ class ManifestReader:
                 for future in reads.values():
                     future.cancel()
 
-def _offsets(value: Any) -> tuple[int, ...] | None:
-    return None if value is None else tuple(int(v) for v in value)
+def _is_bytes(value: Any) -> bool:
+    return isinstance(value, bytes)
 
 
-def _metric(value: Any, convert: Callable[[Any], _V]) -> dict[int, _V] | None:
+def _metric(data_file: Obj, key: str, valid: Callable[[Any], bool]) -> dict[int, Any] | None:
     """A manifest metrics map (an Avro array of ``key``/``value`` records, or a map) by
-    field ID."""
+    field ID; ``None`` when the manifest leaves it null."""
+    value = data_file.value.get(key)
     if value is None:
         return None
-    pairs = value.items() if isinstance(value, dict) else ((kv["key"], kv["value"])
-                                                          for kv in value)
-    return {int(k): convert(v) for k, v in pairs}
+    if isinstance(value, dict):
+        pairs = list(value.items())
+    elif isinstance(value, list) and all(isinstance(kv, dict) and "key" in kv and "value" in kv
+                                         for kv in value):
+        pairs = [(kv["key"], kv["value"]) for kv in value]
+    else:
+        raise data_file.fail(key, "a map of field IDs", value)
+    out: dict[int, Any] = {}
+    for field_id, item in pairs:
+        number = decimal_int(field_id, signed=True) if isinstance(field_id, str) else field_id
+        if not is_int(number) or not valid(item):
+            raise data_file.fail(key, "a map of field IDs to values", item)
+        out[number] = item
+    return out
 
 
 @dataclass(frozen=True)

@@ -17,21 +17,25 @@ location is another directory or does not exist here: a moved or copied table).
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import re
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from puffin_cli.format import jsonload
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.numbers import decimal_int
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
+from puffin_cli.format.typed import Obj
 from puffin_cli.storage import FileInfo, FileIO, default_io, is_remote, join, name_of, parent
 
 METADATA_DIR = "metadata"
 VERSION_HINT = "version-hint.text"
-_HADOOP_NAME = re.compile(r"^v(\d+)(\.gz)?\.metadata\.json(\.gz)?$")
-_METASTORE_NAME = re.compile(r"^(\d+)-[0-9a-fA-F-]+(\.gz)?\.metadata\.json(\.gz)?$")
+# ASCII digits, and no more than a 64-bit version needs (``int`` refuses 4,300 digits).
+_HADOOP_NAME = re.compile(r"^v([0-9]{1,19})(\.gz)?\.metadata\.json(\.gz)?$")
+_METASTORE_NAME = re.compile(r"^([0-9]{1,19})-[0-9a-fA-F-]+(\.gz)?\.metadata\.json(\.gz)?$")
 
 
 @dataclass(frozen=True)
@@ -175,7 +179,7 @@ def version_hint(metadata_dir: str, fileio: FileIO | None = None) -> int | None:
     except PuffinError:
         return None
     text = raw.decode("utf-8", errors="replace").strip()
-    return int(text) if text.isascii() and text.isdigit() else None
+    return decimal_int(text)
 
 
 def current_metadata_file(table_dir: str, fileio: FileIO | None = None) -> str:
@@ -228,130 +232,114 @@ def find_tables(warehouse: str | os.PathLike[str], fileio: FileIO | None = None)
 # --- reading ----------------------------------------------------------------------------------
 
 
-def _read_json(path: str, fileio: FileIO) -> Any:
+def _read_json(path: str, fileio: FileIO, limit: int) -> Any:
+    """The JSON of a metadata file (gzip or not), refused above ``limit`` bytes (compressed or
+    not) before it is held in memory, and above ``limit``'s value budget before it is parsed."""
+    name = str(path)
     with fileio.open_stream(path, regular_only=True) as stream:
-        raw = stream.read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
+        raw = stream.read(limit + 1)
     try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise PuffinError(f"not valid JSON: {exc}", code="table.metadata-json",
-                          path=str(path)) from None
+        jsonload.check_size(len(raw), limit, what="table metadata", option="--max-blob-size",
+                            code="table.metadata-json")
+        if raw[:2] == b"\x1f\x8b":
+            raw = _gunzip(raw, limit)
+        return jsonload.loads(raw, limit=limit, option="--max-blob-size",
+                              what="table metadata", code="table.metadata-json")
+    except PuffinError as exc:
+        raise exc.with_path(name) from None
 
 
-def _int(obj: dict[str, Any], key: str, where: str, path: str) -> int:
-    value = obj.get(key)
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise PuffinError(f"{where}: '{key}' must be an integer, found {value!r}",
-                          code="table.metadata", path=path)
-    return value
+def _gunzip(data: bytes, limit: int) -> bytes:
+    """One gzip member, decompressed into at most ``limit`` bytes."""
+    stream = zlib.decompressobj(wbits=zlib.MAX_WBITS | 16)
+    try:
+        out = stream.decompress(data, limit + 1)
+    except zlib.error as exc:
+        raise PuffinError(f"gzip-compressed table metadata is corrupt: {exc}",
+                          code="table.metadata-json") from None
+    jsonload.check_size(len(out), limit, what="decompressed table metadata",
+                        option="--max-blob-size", code="table.metadata-json")
+    if not stream.eof:
+        raise PuffinError("gzip-compressed table metadata is truncated",
+                          code="table.metadata-json")
+    return out
 
 
-def _list(obj: dict[str, Any], key: str, path: str) -> list[Any]:
-    value = obj.get(key, [])
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise PuffinError(f"'{key}' must be a list, found {type(value).__name__}",
-                          code="table.metadata", path=path)
-    return value
-
-
-def _snapshot(obj: Any, path: str) -> Snapshot:
-    if not isinstance(obj, dict):
-        raise PuffinError("a 'snapshots' entry is not an object", code="table.metadata",
-                          path=path)
-    snapshot_id = _int(obj, "snapshot-id", "snapshot", path)
-    parent = obj.get("parent-snapshot-id")
-    summary = obj.get("summary") or {}
+def _snapshot(item: Obj) -> Snapshot:
+    summary = item.obj("summary")
     return Snapshot(
-        snapshot_id=snapshot_id,
-        parent_id=parent if isinstance(parent, int) else None,
-        sequence_number=int(obj.get("sequence-number", 0)),
-        timestamp_ms=int(obj.get("timestamp-ms", 0)),
-        manifest_list=obj.get("manifest-list"),
-        manifests=tuple(obj.get("manifests") or ()),
-        schema_id=obj.get("schema-id"),
-        operation=summary.get("operation") if isinstance(summary, dict) else None,
+        snapshot_id=item.int("snapshot-id"),
+        parent_id=item.int("parent-snapshot-id", None),
+        sequence_number=item.int("sequence-number", 0, minimum=0),
+        timestamp_ms=item.int("timestamp-ms", 0),
+        manifest_list=item.str("manifest-list", None),
+        manifests=item.strings("manifests"),
+        schema_id=item.int("schema-id", None),
+        operation=summary.str("operation", None),
     )
 
 
-def _statistics(obj: Any, path: str) -> StatisticsEntry:
-    where = "statistics entry"
-    if not isinstance(obj, dict):
-        raise PuffinError(f"a {where} is not an object", code="table.metadata", path=path)
-    blobs = []
-    for blob in obj.get("blob-metadata") or []:
-        blobs.append(StatisticsBlobEntry(
-            type=str(blob.get("type")),
-            snapshot_id=_int(blob, "snapshot-id", "blob-metadata", path),
-            sequence_number=_int(blob, "sequence-number", "blob-metadata", path),
-            fields=tuple(blob.get("fields") or ()),
-            properties=dict(blob.get("properties") or {}),
-        ))
+def _statistics(item: Obj) -> StatisticsEntry:
+    blobs = [StatisticsBlobEntry(type=blob.str("type"), snapshot_id=blob.int("snapshot-id"),
+                                 sequence_number=blob.int("sequence-number"),
+                                 fields=blob.ints("fields"),
+                                 properties=blob.str_map("properties"))
+             for blob in item.items("blob-metadata", f"{item.where} blob-metadata")]
     return StatisticsEntry(
-        snapshot_id=_int(obj, "snapshot-id", where, path),
-        path=str(obj.get("statistics-path")),
-        file_size=_int(obj, "file-size-in-bytes", where, path),
-        footer_size=_int(obj, "file-footer-size-in-bytes", where, path),
+        snapshot_id=item.int("snapshot-id"),
+        path=item.str("statistics-path"),
+        file_size=item.int("file-size-in-bytes", minimum=0),
+        footer_size=item.int("file-footer-size-in-bytes", minimum=0),
         blobs=tuple(blobs),
-        key_metadata=obj.get("key-metadata"),
+        key_metadata=item.str("key-metadata", None),
     )
 
 
-def load_metadata(path: str | os.PathLike[str], fileio: FileIO | None = None) -> TableMetadata:
-    """Read one metadata JSON file (format version 1, 2 or 3)."""
+def _by_id(items: list[Obj], key: str) -> dict[int, dict[str, Any]]:
+    return {item.int(key, 0): item.value for item in items}
+
+
+def load_metadata(path: str | os.PathLike[str], fileio: FileIO | None = None, *,
+                  limit: int = DEFAULT_MAX_BLOB_SIZE) -> TableMetadata:
+    """Read one metadata JSON file (format version 1, 2 or 3), at most ``limit`` bytes
+    (``--max-blob-size``); every field read has its type checked."""
     name = os.fspath(path)
-    obj = _read_json(name, fileio or default_io())
-    if not isinstance(obj, dict):
-        raise PuffinError("table metadata must be a JSON object", code="table.metadata",
-                          path=name)
-    version = _int(obj, "format-version", "table metadata", name)
+    obj = Obj(_read_json(name, fileio or default_io(), limit), "table metadata", path=name,
+              code="table.metadata")
+    version = obj.int("format-version")
     if version not in (1, 2, 3):
         raise PuffinError(f"format-version {version} is not supported (1, 2 or 3)",
                           code="table.metadata", path=name)
-    schemas: dict[int, dict[str, Any]] = {}
-    for schema in _list(obj, "schemas", name):
-        schemas[int(schema.get("schema-id", 0))] = schema
-    if not schemas and isinstance(obj.get("schema"), dict):  # v1: one schema
-        schemas[int(obj["schema"].get("schema-id", 0))] = obj["schema"]
+    schemas = _by_id(obj.items("schemas", "schema"), "schema-id")
+    if not schemas and obj.has("schema"):  # v1: one schema
+        schema = obj.obj("schema")
+        schemas[schema.int("schema-id", 0)] = schema.value
     if not schemas:
         raise PuffinError("no 'schemas' and no 'schema'", code="table.metadata", path=name)
-    current_schema = obj.get("current-schema-id")
-    if not isinstance(current_schema, int) or current_schema not in schemas:
-        current_schema = max(schemas) if "current-schema-id" not in obj else current_schema
+    current_schema = obj.int("current-schema-id", max(schemas))
     if current_schema not in schemas:
         raise PuffinError(f"current-schema-id {current_schema} is not in 'schemas'",
                           code="table.metadata", path=name)
-    specs: dict[int, dict[str, Any]] = {}
-    for spec in _list(obj, "partition-specs", name):
-        specs[int(spec.get("spec-id", 0))] = spec
-    if not specs and isinstance(obj.get("partition-spec"), list):
-        specs[0] = {"spec-id": 0, "fields": obj["partition-spec"]}
-    current = obj.get("current-snapshot-id")
-    if not isinstance(current, int) or current == -1:
-        current = None
-    location = obj.get("location")
-    if not isinstance(location, str):
-        raise PuffinError("'location' must be a string", code="table.metadata", path=name)
+    specs = _by_id(obj.items("partition-specs", "partition spec"), "spec-id")
+    if not specs and obj.has("partition-spec"):
+        specs[0] = {"spec-id": 0, "fields": obj.list("partition-spec")}
+    current = obj.int("current-snapshot-id", None)
     return TableMetadata(
         path=name,
         format_version=version,
-        table_uuid=obj.get("table-uuid"),
-        location=location,
-        current_snapshot_id=current,
+        table_uuid=obj.str("table-uuid", None),
+        location=obj.str("location"),
+        current_snapshot_id=None if current == -1 else current,
         current_schema_id=current_schema,
         schemas=schemas,
         specs=specs,
-        snapshots=tuple(_snapshot(s, name) for s in _list(obj, "snapshots", name)),
-        statistics=tuple(_statistics(s, name) for s in _list(obj, "statistics", name)),
+        snapshots=tuple(_snapshot(s) for s in obj.items("snapshots", "snapshot")),
+        statistics=tuple(_statistics(s) for s in obj.items("statistics", "statistics entry")),
         partition_statistics=tuple(
-            PartitionStatisticsEntry(_int(s, "snapshot-id", "partition-statistics", name),
-                                     str(s.get("statistics-path")),
-                                     _int(s, "file-size-in-bytes", "partition-statistics", name))
-            for s in _list(obj, "partition-statistics", name)),
-        raw=obj,
+            PartitionStatisticsEntry(s.int("snapshot-id"), s.str("statistics-path"),
+                                     s.int("file-size-in-bytes", minimum=0))
+            for s in obj.items("partition-statistics", "partition-statistics entry")),
+        raw=obj.value,
     )
 
 

@@ -35,6 +35,7 @@ from puffin_cli.analysis.write.plan import (
 )
 from puffin_cli.blobs.iceberg_values import IcebergType, parse_values
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import (
     CARDINALITY_PROPERTY,
@@ -205,7 +206,7 @@ def build_blob(spec: BlobSpec, where: str = "blob") -> BuiltBlob:
 
 def _int_property(properties: Mapping[str, str], key: str) -> int | None:
     value = properties.get(key)
-    return int(value) if value is not None and value.isascii() and value.isdigit() else None
+    return None if value is None else decimal_int(value)
 
 
 def write_plan(plan: WritePlan, output: str, *, overwrite: bool = False) -> WriteSummary:

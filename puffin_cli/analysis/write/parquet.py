@@ -18,6 +18,7 @@ from puffin_cli.analysis.write.plan import (
 )
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.numbers import decimal_int
 from puffin_cli.storage import default_io, has_magic, scheme_of
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ def iceberg_type_of(arrow_type: pa.DataType) -> IcebergType | None:
 def _field_id(arrow_field: pa.Field) -> int | None:
     metadata = arrow_field.metadata or {}
     raw = metadata.get(PARQUET_FIELD_ID_KEY)
-    return int(raw) if raw is not None and raw.strip().lstrip(b"-").isdigit() else None
+    return None if raw is None else decimal_int(raw.strip().decode("ascii", "replace"), signed=True)
 
 
 def _arrow_schema(path: str) -> pa.Schema:

@@ -17,6 +17,7 @@ from puffin_cli import CREATED_BY as DEFAULT_CREATED_BY
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata
+from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.spec import (
     CODEC_LZ4,
     CODEC_ZSTD,
@@ -198,9 +199,10 @@ def parse_key_value(text: str, where: str) -> tuple[str, str]:
 def parse_copy_ref(text: str) -> CopiedBlob:
     """``FILE:INDEX`` (the last colon separates, so paths and URIs may contain colons)."""
     path, sep, index = text.rpartition(":")
-    if not sep or not path or not index.isdigit():
+    number = decimal_int(index)
+    if not sep or not path or number is None:
         raise spec_error(f"--copy-blob {text!r}: expected FILE:INDEX, e.g. stats.puffin:0")
-    return CopiedBlob(path, int(index))
+    return CopiedBlob(path, number)
 
 
 def theta_blob(source: ThetaFromValues | ThetaFromParquet, field_id: int, *,
