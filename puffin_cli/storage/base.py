@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import IO, Any
 from urllib.parse import unquote, urlparse
 
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.errors import ErrorKind, PuffinError
 
 LOCAL_SCHEMES = ("", "file")
 REMOTE_SCHEMES = ("s3", "s3a", "s3n", "gs", "gcs", "abfss", "abfs", "az", "adl", "http", "https")
@@ -26,6 +26,8 @@ STREAM_CHUNK = 1 << 20
 class StorageError(PuffinError):
     """A location could not be opened, read, listed or written (``io.*`` and ``write.*``
     codes); the message says what to do where there is something to do."""
+
+    kind = ErrorKind.IO
 
     def __init__(self, message: str, *, code: str = "io.open", path: str | None = None,
                  offset: int | None = None) -> None:
