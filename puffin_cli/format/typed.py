@@ -64,7 +64,7 @@ class Obj:
     def has(self, key: str) -> bool:
         return self.value.get(key) is not None
 
-    def int(self, key: str, default: Any = _MISSING, *, minimum: int | None = None) -> Any:
+    def integer(self, key: str, default: Any = _MISSING, *, minimum: int | None = None) -> Any:
         """An integer (``default`` when absent or null; required without one)."""
         value = self._get(key, default)
         if value is default and default is not _MISSING:
@@ -76,7 +76,7 @@ class Obj:
                               f"{value}", code=self.code, path=self.path)
         return value
 
-    def str(self, key: str, default: Any = _MISSING) -> Any:
+    def text(self, key: str, default: Any = _MISSING) -> Any:
         value = self._get(key, default)
         if value is default and default is not _MISSING:
             return value
@@ -84,14 +84,14 @@ class Obj:
             raise self.fail(key, "a string", value)
         return value
 
-    def list(self, key: str) -> list[Any]:
+    def array(self, key: str) -> list[Any]:
         """A list; absent or null is empty."""
         value = self._get(key, [])
         if not isinstance(value, list):
             raise self.fail(key, "a list", value)
         return value
 
-    def obj(self, key: str, where: str | None = None) -> Obj:
+    def child(self, key: str, where: str | None = None) -> Obj:
         """A nested object (absent or null: empty)."""
         value = self._get(key, {})
         if not isinstance(value, dict):
@@ -100,14 +100,14 @@ class Obj:
 
     def ints(self, key: str) -> tuple[int, ...]:
         """A list of integers; absent or null is empty."""
-        values = self.list(key)
+        values = self.array(key)
         if not all(is_int(v) for v in values):
             bad = next(v for v in values if not is_int(v))
             raise self.fail(key, "a list of integers", bad)
         return tuple(values)
 
     def strings(self, key: str) -> tuple[str, ...]:
-        values = self.list(key)
+        values = self.array(key)
         if not all(isinstance(v, str) for v in values):
             bad = next(v for v in values if not isinstance(v, str))
             raise self.fail(key, "a list of strings", bad)
@@ -115,7 +115,7 @@ class Obj:
 
     def str_map(self, key: str) -> dict[str, str]:
         """An object of string values (absent or null: empty)."""
-        value = self.obj(key).value
+        value = self.child(key).value
         for name, item in value.items():
             if not isinstance(item, str):
                 raise self.fail(f"{key}.{name}", "a string", item)
@@ -124,4 +124,4 @@ class Obj:
     def items(self, key: str, where: str) -> list[Obj]:
         """A list of objects (absent or null: empty), each read as an :class:`Obj`."""
         return [Obj(item, f"{where} {i}", path=self.path, code=self.code)
-                for i, item in enumerate(self.list(key))]
+                for i, item in enumerate(self.array(key))]

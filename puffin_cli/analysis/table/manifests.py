@@ -136,44 +136,44 @@ class ManifestReader:
         listing = normalize_location(snapshot.manifest_list)
         out = []
         for record in self._records(snapshot.manifest_list, "manifest list"):
-            path = record.str("manifest_path")
+            path = record.text("manifest_path")
             if normalize_location(path) == listing:
                 raise PuffinError(f"{record.where}: the manifest list lists itself as a "
                                   "manifest", code="table.manifest",
                                   path=snapshot.manifest_list)
             out.append(ManifestFile(
                 path=path,
-                content=record.int("content", 0, minimum=0),
-                spec_id=record.int("partition_spec_id", 0),
-                sequence_number=record.int("sequence_number", 0, minimum=0),
-                added_snapshot_id=record.int("added_snapshot_id", None),
+                content=record.integer("content", 0, minimum=0),
+                spec_id=record.integer("partition_spec_id", 0),
+                sequence_number=record.integer("sequence_number", 0, minimum=0),
+                added_snapshot_id=record.integer("added_snapshot_id", None),
             ))
         return out
 
     def live_files(self, manifest: ManifestFile) -> Iterator[ContentFile]:
         """Entries that are not DELETED, as :class:`ContentFile`."""
         for record in self._records(manifest.path, "manifest"):
-            if record.int("status", None) == STATUS_DELETED:
+            if record.integer("status", None) == STATUS_DELETED:
                 continue
-            data_file = record.obj("data_file", f"{record.where} data_file")
+            data_file = record.child("data_file", f"{record.where} data_file")
             if not data_file.value:
                 raise PuffinError(f"{record.where} has no 'data_file'", code="table.manifest",
                                   path=manifest.path)
-            sequence = record.int("sequence_number", None, minimum=0)
-            snapshot_id = record.int("snapshot_id", None)
+            sequence = record.integer("sequence_number", None, minimum=0)
+            snapshot_id = record.integer("snapshot_id", None)
             yield ContentFile(
-                content=data_file.int("content", 0, minimum=0),
-                path=data_file.str("file_path"),
-                file_format=data_file.str("file_format", ""),
-                partition=dict(data_file.obj("partition").value),
+                content=data_file.integer("content", 0, minimum=0),
+                path=data_file.text("file_path"),
+                file_format=data_file.text("file_format", ""),
+                partition=dict(data_file.child("partition").value),
                 spec_id=manifest.spec_id,
-                record_count=data_file.int("record_count", 0, minimum=0),
-                file_size=data_file.int("file_size_in_bytes", 0, minimum=0),
+                record_count=data_file.integer("record_count", 0, minimum=0),
+                file_size=data_file.integer("file_size_in_bytes", 0, minimum=0),
                 sequence_number=manifest.sequence_number if sequence is None else sequence,
                 snapshot_id=manifest.added_snapshot_id if snapshot_id is None else snapshot_id,
-                referenced_data_file=data_file.str("referenced_data_file", None),
-                content_offset=data_file.int("content_offset", None, minimum=0),
-                content_size=data_file.int("content_size_in_bytes", None, minimum=0),
+                referenced_data_file=data_file.text("referenced_data_file", None),
+                content_offset=data_file.integer("content_offset", None, minimum=0),
+                content_size=data_file.integer("content_size_in_bytes", None, minimum=0),
                 manifest=manifest.path,
                 equality_ids=data_file.ints("equality_ids"),
                 split_offsets=data_file.ints("split_offsets")
@@ -238,7 +238,7 @@ def _metric(data_file: Obj, key: str, valid: Callable[[Any], bool]) -> dict[int,
     out: dict[int, Any] = {}
     for field_id, item in pairs:
         number = decimal_int(field_id, signed=True) if isinstance(field_id, str) else field_id
-        if not is_int(number) or not valid(item):
+        if not isinstance(number, int) or isinstance(number, bool) or not valid(item):
             raise data_file.fail(key, "a map of field IDs to values", item)
         out[number] = item
     return out

@@ -266,37 +266,37 @@ def _gunzip(data: bytes, limit: int) -> bytes:
 
 
 def _snapshot(item: Obj) -> Snapshot:
-    summary = item.obj("summary")
+    summary = item.child("summary")
     return Snapshot(
-        snapshot_id=item.int("snapshot-id"),
-        parent_id=item.int("parent-snapshot-id", None),
-        sequence_number=item.int("sequence-number", 0, minimum=0),
-        timestamp_ms=item.int("timestamp-ms", 0),
-        manifest_list=item.str("manifest-list", None),
+        snapshot_id=item.integer("snapshot-id"),
+        parent_id=item.integer("parent-snapshot-id", None),
+        sequence_number=item.integer("sequence-number", 0, minimum=0),
+        timestamp_ms=item.integer("timestamp-ms", 0),
+        manifest_list=item.text("manifest-list", None),
         manifests=item.strings("manifests"),
-        schema_id=item.int("schema-id", None),
-        operation=summary.str("operation", None),
+        schema_id=item.integer("schema-id", None),
+        operation=summary.text("operation", None),
     )
 
 
 def _statistics(item: Obj) -> StatisticsEntry:
-    blobs = [StatisticsBlobEntry(type=blob.str("type"), snapshot_id=blob.int("snapshot-id"),
-                                 sequence_number=blob.int("sequence-number"),
+    blobs = [StatisticsBlobEntry(type=blob.text("type"), snapshot_id=blob.integer("snapshot-id"),
+                                 sequence_number=blob.integer("sequence-number"),
                                  fields=blob.ints("fields"),
                                  properties=blob.str_map("properties"))
              for blob in item.items("blob-metadata", f"{item.where} blob-metadata")]
     return StatisticsEntry(
-        snapshot_id=item.int("snapshot-id"),
-        path=item.str("statistics-path"),
-        file_size=item.int("file-size-in-bytes", minimum=0),
-        footer_size=item.int("file-footer-size-in-bytes", minimum=0),
+        snapshot_id=item.integer("snapshot-id"),
+        path=item.text("statistics-path"),
+        file_size=item.integer("file-size-in-bytes", minimum=0),
+        footer_size=item.integer("file-footer-size-in-bytes", minimum=0),
         blobs=tuple(blobs),
-        key_metadata=item.str("key-metadata", None),
+        key_metadata=item.text("key-metadata", None),
     )
 
 
 def _by_id(items: list[Obj], key: str) -> dict[int, dict[str, Any]]:
-    return {item.int(key, 0): item.value for item in items}
+    return {item.integer(key, 0): item.value for item in items}
 
 
 def load_metadata(path: str | os.PathLike[str], fileio: FileIO | None = None, *,
@@ -306,29 +306,29 @@ def load_metadata(path: str | os.PathLike[str], fileio: FileIO | None = None, *,
     name = os.fspath(path)
     obj = Obj(_read_json(name, fileio or default_io(), limit), "table metadata", path=name,
               code="table.metadata")
-    version = obj.int("format-version")
+    version = obj.integer("format-version")
     if version not in (1, 2, 3):
         raise PuffinError(f"format-version {version} is not supported (1, 2 or 3)",
                           code="table.metadata", path=name)
     schemas = _by_id(obj.items("schemas", "schema"), "schema-id")
     if not schemas and obj.has("schema"):  # v1: one schema
-        schema = obj.obj("schema")
-        schemas[schema.int("schema-id", 0)] = schema.value
+        schema = obj.child("schema")
+        schemas[schema.integer("schema-id", 0)] = schema.value
     if not schemas:
         raise PuffinError("no 'schemas' and no 'schema'", code="table.metadata", path=name)
-    current_schema = obj.int("current-schema-id", max(schemas))
+    current_schema = obj.integer("current-schema-id", max(schemas))
     if current_schema not in schemas:
         raise PuffinError(f"current-schema-id {current_schema} is not in 'schemas'",
                           code="table.metadata", path=name)
     specs = _by_id(obj.items("partition-specs", "partition spec"), "spec-id")
     if not specs and obj.has("partition-spec"):
-        specs[0] = {"spec-id": 0, "fields": obj.list("partition-spec")}
-    current = obj.int("current-snapshot-id", None)
+        specs[0] = {"spec-id": 0, "fields": obj.array("partition-spec")}
+    current = obj.integer("current-snapshot-id", None)
     return TableMetadata(
         path=name,
         format_version=version,
-        table_uuid=obj.str("table-uuid", None),
-        location=obj.str("location"),
+        table_uuid=obj.text("table-uuid", None),
+        location=obj.text("location"),
         current_snapshot_id=None if current == -1 else current,
         current_schema_id=current_schema,
         schemas=schemas,
@@ -336,8 +336,8 @@ def load_metadata(path: str | os.PathLike[str], fileio: FileIO | None = None, *,
         snapshots=tuple(_snapshot(s) for s in obj.items("snapshots", "snapshot")),
         statistics=tuple(_statistics(s) for s in obj.items("statistics", "statistics entry")),
         partition_statistics=tuple(
-            PartitionStatisticsEntry(s.int("snapshot-id"), s.str("statistics-path"),
-                                     s.int("file-size-in-bytes", minimum=0))
+            PartitionStatisticsEntry(s.integer("snapshot-id"), s.text("statistics-path"),
+                                     s.integer("file-size-in-bytes", minimum=0))
             for s in obj.items("partition-statistics", "partition-statistics entry")),
         raw=obj.value,
     )

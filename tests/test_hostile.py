@@ -1,0 +1,468 @@
+"""Issue 14: hostile and unlucky input, one test per class.
+
+Every test runs the real CLI in a subprocess (tests/hostile.py) and asserts the exit code, the
+one line on stderr (no traceback) and, for the resource classes, that peak memory stayed under
+512 MiB with the default limits. Nothing here asserts a duration.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import lz4.frame
+import pytest
+import zstandard
+from helpers import SAMPLES, blob_entry, puffin_bytes
+from hostile import assert_clean, assert_one_line, run, write
+from tables.synthetic import MANIFEST_FILE, dv_table, write_avro
+
+REPO = Path(__file__).resolve().parents[1]
+STATS = REPO / "samples" / "stats.puffin"
+DVS = REPO / "samples" / "deletion-vectors.puffin"
+THETA = "apache-datasketches-theta-v1"
+DV = "deletion-vector-v1"
+BIG_INT = "9" * 5000
+
+
+def footer_file(tmp_path: Path, payload: str | bytes, name: str = "f.puffin",
+                **parts: Any) -> Path:
+    return write(tmp_path / name, puffin_bytes(payload, **parts))
+
+
+def one_blob(tmp_path: Path, data: bytes, name: str = "b.puffin", **entry: Any) -> Path:
+    payload = json.dumps({"blobs": [blob_entry(4, len(data), **entry)],
+                          "properties": {"created-by": "hostile"}})
+    return write(tmp_path / name, puffin_bytes(payload, blob_data=data))
+
+
+# --- a table to break -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def base_table(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("hostile") / "base"
+    dv_table(root, snapshots=2, dvs_per_snapshot=2, carry=True).finish()
+    return root
+
+
+def table_copy(base: Path, target: Path) -> tuple[Path, dict[str, Any]]:
+    shutil.copytree(base, target)
+    meta = json.loads((target / "metadata" / "v1.metadata.json").read_text())
+    return target, meta
+
+
+def local(table: Path, meta: dict[str, Any], location: str) -> Path:
+    return table / location[len(meta["location"]) + 1:]
+
+
+def save(table: Path, meta: dict[str, Any]) -> None:
+    (table / "metadata" / "v1.metadata.json").write_text(json.dumps(meta))
+
+
+# --- exit 3 on input that is merely bad --------------------------------------------------------
+
+
+def test_int_string_limit_everywhere(tmp_path: Path, base_table: Path) -> None:
+    footer = footer_file(tmp_path, '{"blobs":[{"type":"t","fields":[1],"snapshot-id":%s,'
+                         '"sequence-number":1,"offset":4,"length":0}]}' % BIG_INT)
+    assert_one_line(run("inspect", footer), 1, "footer payload is not usable JSON")
+    assert_clean(run("validate", footer), 1)
+    table, meta = table_copy(base_table, tmp_path / "t")
+    (table / "metadata" / "v1.metadata.json").write_text(
+        json.dumps(meta)[:-1] + ', "x": ' + BIG_INT + "}")
+    assert_one_line(run("table", table), 1, "table metadata is not usable JSON")
+    save(table, meta)
+    (table / "metadata" / "version-hint.text").write_text(BIG_INT)
+    assert_clean(run("table", table), 0)
+    assert_one_line(run("inspect", "--max-blob-size", BIG_INT, STATS), 2, "--max-blob-size")
+    assert_one_line(run("write", tmp_path / "o.puffin", "--dv", "f", "--positions", BIG_INT),
+                    2, "--positions")
+    values = write(tmp_path / "values.txt", BIG_INT.encode() + b"\n")
+    assert_one_line(run("write", tmp_path / "o.puffin", "--theta", "1", "--type", "long",
+                        "--values-file", values), 1, "values.txt")
+    positions = write(tmp_path / "positions.txt", BIG_INT.encode() + b"\n")
+    assert_clean(run("write", tmp_path / "o.puffin", "--dv", "f", "--positions-file",
+                     positions), 1, 2)
+    ndv = one_blob(tmp_path, b"", type="t", properties={"ndv": BIG_INT})
+    assert_clean(run("validate", ndv))
+
+
+def test_lone_surrogates_and_non_utf8_names_are_shown_escaped(tmp_path: Path) -> None:
+    path = footer_file(tmp_path, '{"blobs":[{"type":"t\\udcff","fields":[1],"snapshot-id":1,'
+                       '"sequence-number":1,"offset":4,"length":0,"properties":'
+                       '{"k\\ud800":"v\\ud800"}}],"properties":{"created-by":"\\ud800x"}}')
+    human = run("inspect", path)
+    assert_clean(human, 0)
+    assert b"\\ud800x" in human.stdout
+    as_json = run("inspect", "--json", path)
+    assert_clean(as_json, 0)
+    json.loads(as_json.stdout)  # still one JSON document
+    assert_clean(run("validate", path), 0)
+    assert_clean(run("validate", "--json", path), 0)
+    directory = tmp_path / "scan"
+    directory.mkdir()
+    odd = os.fsencode(directory) + b"/\xff\xfe.puffin"
+    shutil.copyfile(STATS, odd)
+    listed = run("validate", directory)
+    assert_clean(listed, 0)
+    assert b"\\udcff\\udcfe.puffin" in listed.stdout
+    out = tmp_path / "out.jsonl"
+    assert_clean(run("scan", directory, "-o", out), 0)
+    assert "\\udcff" in out.read_text(encoding="utf-8")
+    assert_one_line(run("write", tmp_path / "w.puffin", "--dv", "f", "--positions", "1",
+                        "--property", "k=\udcff"), 2, "not valid Unicode")
+    assert not (tmp_path / "w.puffin").exists()
+
+
+def test_table_views_escape_lone_surrogates(tmp_path: Path, base_table: Path) -> None:
+    table, meta = table_copy(base_table, tmp_path / "t")
+    meta["snapshots"][-1]["summary"]["operation"] = "app\udcffend"
+    save(table, meta)
+    for args in ((), ("--json",)):
+        outcome = run("table", *args, table)
+        assert_clean(outcome, 0)
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("format-version", "3"), ("schemas", {}), ("schemas", [1]), ("schemas", [{"schema-id": "x"}]),
+    ("current-schema-id", 1.5), ("snapshots", [None]), ("location", None), ("location", []),
+    ("snapshots", [{"snapshot-id": 1, "sequence-number": "x"}]),
+    ("snapshots", [{"snapshot-id": True}]), ("partition-specs", [3]),
+    ("statistics", [{"snapshot-id": 1, "blob-metadata": [5]}]),
+    ("statistics", [{"snapshot-id": 1, "statistics-path": 1, "file-size-in-bytes": 1,
+                     "file-footer-size-in-bytes": -1}]),
+    ("partition-statistics", [5]), ("current-snapshot-id", "x"), ("table-uuid", 5),
+])
+def test_wrong_json_types_in_table_metadata(tmp_path: Path, base_table: Path, key: str,
+                                            value: Any) -> None:
+    table, meta = table_copy(base_table, tmp_path / "t")
+    meta[key] = value
+    save(table, meta)
+    assert_one_line(run("table", table), 1, "v1.metadata.json", f"'{key}'"
+                    if isinstance(value, (str, float, dict)) or value is None else "")
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("manifest-list", 5), ("timestamp-ms", "x"), ("schema-id", "x"), ("summary", []),
+    ("parent-snapshot-id", 1.5), ("manifests", [1]),
+])
+def test_wrong_json_types_in_snapshots(tmp_path: Path, base_table: Path, field: str,
+                                       value: Any) -> None:
+    table, meta = table_copy(base_table, tmp_path / "t")
+    for snapshot in meta["snapshots"]:
+        snapshot[field] = value
+    save(table, meta)
+    assert_one_line(run("table", table), 1, f"'{field}'")
+
+
+def _rewrite_list(table: Path, meta: dict[str, Any], schema: dict[str, Any],
+                  records: list[dict[str, Any]], codec: str = "null") -> Path:
+    listing = local(table, meta, meta["snapshots"][-1]["manifest-list"])
+    import fastavro
+
+    with open(listing, "wb") as out:
+        fastavro.writer(out, fastavro.parse_schema(schema), records, codec=codec)
+    return listing
+
+
+def test_wrong_avro_types_in_manifest_lists_and_manifests(tmp_path: Path,
+                                                          base_table: Path) -> None:
+    table, meta = table_copy(base_table, tmp_path / "t")
+    _rewrite_list(table, meta, {"type": "record", "name": "manifest_file", "fields": [
+        {"name": "manifest_path", "type": "long"}, {"name": "content", "type": "string"}]},
+        [{"manifest_path": 5, "content": "x"}])
+    assert_one_line(run("table", table), 1, "'manifest_path' must be a string")
+    table, meta = table_copy(base_table, tmp_path / "u")
+    import fastavro
+
+    listing = local(table, meta, meta["snapshots"][-1]["manifest-list"])
+    with open(listing, "rb") as f:
+        manifests = [r["manifest_path"] for r in fastavro.reader(f)]
+    entry = {"type": "record", "name": "e", "fields": [
+        {"name": "status", "type": "int"},
+        {"name": "data_file", "type": {"type": "record", "name": "df", "fields": [
+            {"name": "content", "type": "int"}, {"name": "file_path", "type": "string"},
+            {"name": "file_format", "type": "string"}, {"name": "record_count", "type": "string"},
+            {"name": "lower_bounds", "type": {"type": "array", "items": "int"}}]}}]}
+    for manifest in manifests:
+        write_avro(local(table, meta, manifest), entry, [{"status": 1, "data_file": {
+            "content": 0, "file_path": "x", "file_format": "PARQUET", "record_count": "many",
+            "lower_bounds": [1]}}])
+    assert_one_line(run("table", table), 1, "'record_count' must be an integer")
+
+
+def test_self_listing_manifest_list(tmp_path: Path, base_table: Path) -> None:
+    table, meta = table_copy(base_table, tmp_path / "t")
+    listing = meta["snapshots"][-1]["manifest-list"]
+    import fastavro
+
+    with open(local(table, meta, listing), "rb") as f:
+        records = list(fastavro.reader(f))
+    records.append(dict(records[0], manifest_path=listing))
+    write_avro(local(table, meta, listing), MANIFEST_FILE, records)
+    assert_one_line(run("table", table), 1, "lists itself")
+
+
+@pytest.mark.parametrize("codec", ["deflate", "zstandard"])
+def test_corrupt_compressed_avro_blocks(tmp_path: Path, base_table: Path, codec: str) -> None:
+    table, meta = table_copy(base_table, tmp_path / "t")
+    import fastavro
+
+    listing = local(table, meta, meta["snapshots"][-1]["manifest-list"])
+    with open(listing, "rb") as f:
+        records = list(fastavro.reader(f))
+    _rewrite_list(table, meta, MANIFEST_FILE, records * 20, codec)
+    data = bytearray(listing.read_bytes())
+    for i in range(len(data) - 80, len(data) - 20):
+        data[i] ^= 0x5A
+    listing.write_bytes(bytes(data))
+    assert_one_line(run("table", table), 1, "not a readable Avro file")
+
+
+def test_non_ascii_digits(tmp_path: Path, base_table: Path) -> None:
+    assert_one_line(run("inspect", "--max-blob-size", "1²", STATS), 2, "--max-blob-size")
+    assert_one_line(run("write", tmp_path / "o.puffin", "--theta", "²", "--type", "long",
+                        "--values-file", write(tmp_path / "v.txt", b"1\n")), 2, "--theta")
+    assert_one_line(run("write", tmp_path / "o.puffin", "--dv", "f", "--positions", "1²"),
+                    2, "--positions")
+    superscript = write(tmp_path / "s.txt", "1²\n".encode())
+    assert_one_line(run("write", tmp_path / "o.puffin", "--theta", "1", "--type", "long",
+                        "--values-file", superscript), 1, "s.txt")
+    assert_clean(run("write", tmp_path / "o.puffin", "--dv", "f", "--positions-file",
+                     superscript), 1, 2)
+    assert_one_line(run("write", tmp_path / "o.puffin", "--copy-blob", f"{STATS}:²"), 2,
+                    "--copy-blob")
+    table, _ = table_copy(base_table, tmp_path / "t")
+    for hint in ("²", "١"):
+        (table / "metadata" / "version-hint.text").write_text(hint)
+        assert_clean(run("table", table), 0)
+
+
+def test_output_problems(tmp_path: Path) -> None:
+    assert_one_line(run("dump-blob", STATS, "0", "-o", tmp_path / "missing" / "x.bin"), 1,
+                    "missing")
+    with open("/dev/full", "wb") as full:
+        assert_one_line(run("inspect", STATS, stdout=full), 1, "No space left on device")
+        assert_one_line(run("dump-blob", "--format", "positions", DVS, "1", stdout=full), 1,
+                        "No space left on device")
+
+
+def test_corrupt_gzip_metadata(tmp_path: Path, base_table: Path) -> None:
+    table, meta = table_copy(base_table, tmp_path / "t")
+    data = bytearray(gzip.compress(json.dumps(meta).encode()))
+    data[20:40] = bytes(20)
+    (table / "metadata" / "v1.metadata.json").write_bytes(bytes(data))
+    assert_one_line(run("table", table), 1, "gzip")
+
+
+# --- unbounded memory or time -------------------------------------------------------------------
+
+
+def test_positions_that_never_end_or_expand_without_bound(tmp_path: Path) -> None:
+    out = tmp_path / "o.puffin"
+    for spec in ("0-1000000000000", f"0-{(1 << 63) - 1}", f"{(1 << 62)}-{(1 << 63) - 1}"):
+        assert_one_line(run("write", out, "--dv", "f", "--positions", spec), 1,
+                        "--max-blob-size")
+    assert_one_line(run("write", out, "--dv", "f", "--positions-file", "/dev/zero"), 1)
+    ranges = write(tmp_path / "r.txt", b"".join(b"%d-%d\n" % (k << 32, (k << 32) + 65535)
+                                                for k in range(0, 1 << 20, 3)))
+    assert_clean(run("write", out, "--dv", "f", "--positions-file", ranges), 0, 1)
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_footer_bombs(tmp_path: Path) -> None:
+    lists = footer_file(tmp_path, b'{"blobs":[],"x":[' + b"[]," * (3 << 20) + b"[]]}")
+    assert_one_line(run("inspect", lists), 1, "JSON values", "--max-blob-size")
+    assert_clean(run("validate", lists), 1)
+    huge = lz4.frame.compress(b'{"blobs":[],"x":"' + b"a" * (600 << 20) + b'"}',
+                              store_size=True)
+    lz4_bomb = footer_file(tmp_path, huge, "lz4.puffin", flags=b"\x01\0\0\0")
+    assert_one_line(run("inspect", lz4_bomb), 1, "--max-blob-size")
+    # the worst a footer within the default limits can do: just under the value budget
+    near = footer_file(tmp_path, b'{"blobs":[],"x":[' + b"[]," * 1_000_000 + b"[]],"
+                       b'"y":"' + b"z" * (50 << 20) + b'"}', "near.puffin")
+    for command in ("inspect", "validate"):
+        assert_clean(run(command, near))
+
+
+def test_compressed_blob_bombs(tmp_path: Path) -> None:
+    bomb = zstandard.ZstdCompressor().compress(bytes(500 << 20))
+    path = one_blob(tmp_path, bomb, type=THETA, compression_codec="zstd")
+    for args in (("inspect",), ("validate",), ("dump-blob", "--format", "hex")):
+        outcome = run(*args, path, *(("0",) if args[0] == "dump-blob" else ()))
+        assert_clean(outcome, 1)
+    assert_one_line(run("inspect", path), 1, "--max-blob-size")
+    # within the limit: a blob that decompresses to just under 64 MiB
+    inside = zstandard.ZstdCompressor().compress(bytes((64 << 20) - 1))
+    path = one_blob(tmp_path, inside, "inside.puffin", type=THETA, compression_codec="zstd")
+    for command in ("inspect", "validate"):
+        assert_clean(run(command, path), 1)
+
+
+def test_theta_header_claiming_huge_entry_counts(tmp_path: Path) -> None:
+    for count in (400_000_000, 0x7FFFFFFF, 0xFFFFFFFF):
+        preamble = (bytes([3, 3, 3, 0, 0, 0x1A, 0xCC, 0x93]) + struct.pack("<I", count)
+                    + struct.pack("<f", 1.0) + struct.pack("<Q", (1 << 63) - 1) + b"\1" * 64)
+        path = one_blob(tmp_path, preamble, f"t{count}.puffin", type=THETA)
+        for args in (("inspect",), ("validate",), ("dump-blob", "--format", "sketch")):
+            assert_clean(run(*args, path, *(("0",) if args[0] == "dump-blob" else ())), 1)
+
+
+def _empty_bitmaps_dv(count: int) -> bytes:
+    empty = struct.pack("<II", 12346, 0)
+    vector = struct.pack("<Q", count) + b"".join(struct.pack("<I", k) + empty
+                                                 for k in range(count))
+    body = b"\xd1\xd3\x39\x64" + vector
+    return struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body))
+
+
+def test_dv_of_millions_of_empty_bitmaps(tmp_path: Path) -> None:
+    data = _empty_bitmaps_dv(3_000_000)
+    path = one_blob(tmp_path, data, type=DV, fields=[2147483645], snapshot_id=-1,
+                    sequence_number=-1,
+                    properties={"referenced-data-file": "x", "cardinality": "0"})
+    for args in (("inspect",), ("validate",), ("dump-blob", "--format", "positions"),
+                 ("dump-blob", "--format", "json")):
+        assert_clean(run(*args, path, *(("0",) if args[0] == "dump-blob" else ()),
+                         timeout=300))
+
+
+def test_table_dvs_are_read_within_max_blob_size(tmp_path: Path, base_table: Path) -> None:
+    table, _ = table_copy(base_table, tmp_path / "t")
+    outcome = run("table", "--max-blob-size", "16", table)
+    assert_clean(outcome, 1)
+    assert b"--max-blob-size" in outcome.stdout
+
+
+def test_table_metadata_bombs(tmp_path: Path, base_table: Path) -> None:
+    table, meta = table_copy(base_table, tmp_path / "t")
+    metadata = table / "metadata" / "v1.metadata.json"
+    with gzip.open(metadata, "wb", compresslevel=1) as out:
+        for _ in range(1500):
+            out.write(b" " * (1 << 20))
+    assert_one_line(run("table", table), 1, "--max-blob-size")
+    save(table, meta)
+    with open(metadata, "r+b") as f:
+        f.truncate(3 << 30)
+    assert_one_line(run("table", table), 1, "--max-blob-size")
+
+
+@pytest.mark.parametrize("where", ["property", "codec", "type"])
+def test_one_megabyte_tokens_in_puffin_files(tmp_path: Path, where: str) -> None:
+    token = "x" * (1 << 20)
+    entry = blob_entry(4, 0)
+    if where == "property":
+        entry["properties"] = {"k": token}
+    elif where == "codec":
+        entry["compression-codec"] = token
+    else:
+        entry["type"] = token
+    path = footer_file(tmp_path, json.dumps({"blobs": [entry]}))
+    for args in (("inspect",), ("validate",), ("inspect", "--json")):
+        assert_clean(run(*args, path, timeout=60))
+
+
+@pytest.mark.parametrize("where", ["operation", "data-file", "property"])
+def test_one_megabyte_tokens_in_tables(tmp_path: Path, base_table: Path, where: str) -> None:
+    table, meta = table_copy(base_table, tmp_path / "t")
+    token = "y" * (1 << 20)
+    if where == "operation":
+        meta["snapshots"][-1]["summary"]["operation"] = token
+    elif where == "property":
+        meta["properties"] = {"k": token}
+    else:
+        meta["snapshots"][-1]["summary"]["added-files"] = token
+    save(table, meta)
+    for args in ((), ("--json",)):
+        assert_clean(run("table", *args, table, timeout=60))
+
+
+# --- the process contract -------------------------------------------------------------------
+
+
+def _pipeline(args: list[str]) -> tuple[int, bytes]:
+    command = [sys.executable, "-m", "puffin_cli", *args]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.readline()
+        proc.stdout.close()
+        err = proc.stderr.read()
+        return proc.wait(timeout=60), err
+
+
+@pytest.mark.parametrize("args", [
+    ["dump-blob", "--format", "positions", str(DVS), "1"],
+    ["inspect", str(STATS), str(DVS), str(STATS)],
+    ["validate", str(STATS), str(DVS), str(STATS), str(DVS)],
+    ["dump-blob", "--format", "hex", str(STATS), "0"],
+])
+def test_head_exits_zero_quietly(args: list[str]) -> None:
+    code, err = _pipeline(args)
+    assert (code, err) == (0, b"")
+
+
+def _slow_reader(tmp_path: Path, extra: list[str]) -> subprocess.Popen[bytes]:
+    fifo = tmp_path / "slow"
+    os.mkfifo(fifo)
+    command = [sys.executable, "-m", "puffin_cli", "write", str(tmp_path / "out.puffin"),
+               *extra, "--dv", "f", "--positions-file", str(fifo)]
+    proc = subprocess.Popen(command, stderr=subprocess.PIPE)
+    writer = os.open(fifo, os.O_WRONLY)  # the CLI is now blocked reading the pipe
+    os.write(writer, b"1\n2\n")
+    proc.writer_fd = writer  # type: ignore[attr-defined]
+    return proc
+
+
+@pytest.mark.parametrize(("signum", "code", "line"), [
+    (signal.SIGINT, 130, b"puffin: interrupted"), (signal.SIGTERM, 143, b"puffin: terminated")])
+def test_signals_during_a_blocked_read(tmp_path: Path, signum: int, code: int,
+                                       line: bytes) -> None:
+    target = tmp_path / "out.puffin"
+    target.write_bytes(b"old")
+    proc = _slow_reader(tmp_path, ["--force"])
+    time.sleep(0.5)
+    proc.send_signal(signum)
+    assert proc.wait(timeout=30) == code
+    os.close(proc.writer_fd)  # type: ignore[attr-defined]
+    assert proc.stderr is not None
+    assert proc.stderr.read().strip() == line
+    assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.puffin", "slow"]
+
+
+def test_kill_9_leaves_old_or_new(tmp_path: Path) -> None:
+    target = tmp_path / "out.puffin"
+    target.write_bytes(b"old")
+    proc = _slow_reader(tmp_path, ["--force"])
+    time.sleep(0.5)
+    proc.kill()
+    proc.wait(timeout=30)
+    os.close(proc.writer_fd)  # type: ignore[attr-defined]
+    assert target.read_bytes() == b"old"
+
+
+@pytest.mark.parametrize("args", [["inspect", "--bogus"], ["bogus"], ["inspect"],
+                                  ["inspect", "--limit", "x", str(STATS)],
+                                  ["dump-blob", str(STATS), "²"]])
+def test_usage_errors_are_two_lines(args: list[str]) -> None:
+    outcome = run(*args)
+    assert outcome.code == 2
+    assert len(outcome.lines) == 2 and outcome.lines[1].startswith("Try '"), outcome.lines
+
+
+def test_samples_are_still_fine() -> None:
+    for sample in (STATS, DVS, *sorted(SAMPLES.glob("*/*.puffin"))):
+        assert_clean(run("inspect", sample), 0)
+
+
