@@ -71,3 +71,11 @@ def write(path: Path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return path
+
+
+def assert_usage(outcome: Outcome, *needles: str) -> None:
+    """A usage error: exit 2, the problem on one line and where to get help on a second."""
+    assert outcome.code == 2, (outcome.code, outcome.lines)
+    assert len(outcome.lines) == 2 and outcome.lines[1].startswith("Try '"), outcome.lines
+    for needle in needles:
+        assert needle in outcome.lines[0], (needle, outcome.lines[0])

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from puffin_cli.storage import FileIO
 
 DEFAULT_MAX_ATTEMPTS = 10
-_METASTORE_VERSION = re.compile(r"(?:^|/)(\d+)-[0-9a-fA-F-]+\.metadata\.json(?:\.gz)?$")
+_METASTORE_VERSION = re.compile(r"(?:^|/)(\d{1,19})-[0-9a-fA-F-]+\.metadata\.json(?:\.gz)?$",
+                                re.ASCII)
 CONFIG_HINT = ("configure it as pyiceberg does: a .pyiceberg.yaml in $PYICEBERG_HOME, ~ or "
                "the working directory, or PYICEBERG_CATALOG__{name}__URI and friends")
 

@@ -29,7 +29,8 @@ class ByteSize(click.ParamType[int, Any]):
         unit = text[len(number):]
         count = decimal_int(number)
         if count is None or unit not in _SIZE_UNITS:
-            self.fail(f"{value!r} is not a size like 512MiB, 64k or 1048576", param, ctx)
+            shown = repr(value) if len(str(value)) <= 40 else f"{str(value)[:40]!r}…"
+            self.fail(f"{shown} is not a size like 512MiB, 64k or 1048576", param, ctx)
         return count * _SIZE_UNITS[unit]
 
 

@@ -28,6 +28,7 @@ from puffin_cli.cli.grammar import Command, emit, renamed_flag, renamed_option
 from puffin_cli.cli.options import (
     io_option,
     json_option,
+    max_blob_size_option,
     output_file_option,
     quiet_option,
     uuid_hash_option,
@@ -235,6 +236,7 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
 @click.option("--paimon", is_flag=True,
               help="Write a Paimon BLOB file whatever OUTPUT's name (a *.blob name implies it).")
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")
+@max_blob_size_option
 @json_option
 @quiet_option
 @io_option
@@ -245,7 +247,8 @@ def write(ctx: click.Context, /, target: str | None, output: str | None, spec_pa
           sequence_number: int | None, property_options: tuple[str, ...],
           created_by: str | None, compress: str | None, footer_compression: str | None,
           uuid_hash: str, entries: tuple[str, ...], entries_from: str | None,
-          paimon: bool, force: bool, as_json: bool, quiet: bool, **shortcuts: Any) -> None:
+          paimon: bool, force: bool, max_blob_size: int, as_json: bool, quiet: bool,
+          **shortcuts: Any) -> None:
     """Write the Puffin file OUTPUT from a --spec and/or shortcuts, as Iceberg Java would.
 
     Blobs come in order: the spec's, then the shortcuts' in command-line order. Defaults are
@@ -354,7 +357,7 @@ def write(ctx: click.Context, /, target: str | None, output: str | None, spec_pa
                      else parse_codec(footer_compression, "--footer-compression"))
     for warning in plan.warnings():
         click.echo(f"puffin: warning: {warning}", err=True)
-    summary = write_plan(plan, output, overwrite=force)
+    summary = write_plan(plan, output, overwrite=force, max_blob_size=max_blob_size)
     for warning in summary.warnings[len(plan.warnings()):]:
         click.echo(f"puffin: warning: {warning}", err=True)
     if as_json or not quiet:

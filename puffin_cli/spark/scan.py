@@ -107,7 +107,9 @@ def write_records(records: Sequence[dict[str, Any]], output: str, output_format:
         with default_io().new_output(output).create(overwrite=force) as out:
             if output_format == "jsonl":
                 for record in records:
-                    out.write((json.dumps(record, ensure_ascii=False) + "\n").encode())
+                    # a lone surrogate (a file name that is not UTF-8) is written as its JSON escape
+                    out.write((json.dumps(record, ensure_ascii=False) + "\n").encode(
+                        "utf-8", "backslashreplace"))
             else:
                 import io
 

@@ -137,7 +137,9 @@ def commit(table_dir: str | os.PathLike[str],
         base = load_metadata(base_path, fileio)
         location = f"{base.location.rstrip('/')}/{METADATA_DIR}/{name_of(base_path)}"
         updated = change(copy.deepcopy(base.raw), location)
-        content = json.dumps(updated, separators=(",", ":"), ensure_ascii=False).encode()
+        text = json.dumps(updated, separators=(",", ":"), ensure_ascii=False)
+        # lone surrogates (from \ud800 escapes in the metadata read) stay JSON escapes
+        content = text.encode("utf-8", "backslashreplace")
         target = join(metadata_dir, f"v{version + 1}.metadata.json")
         try:
             if _version_path(metadata_dir, version + 1, fileio) is not None:

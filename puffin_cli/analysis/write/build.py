@@ -150,15 +150,16 @@ def theta_from_values(source: ThetaFromValues) -> CompactTheta:
     return union.result()
 
 
-def dv_bitmap(source: DvFromPositions) -> Any:
-    """The ``pyroaring.BitMap64`` of a DV source: ranges added as ranges, files streamed."""
+def dv_bitmap(source: DvFromPositions, max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> Any:
+    """The ``pyroaring.BitMap64`` of a DV source: ranges added as ranges, files streamed;
+    ``max_blob_size`` bounds the blocks of positions each may hold."""
     from puffin_cli.blobs.deletion_vector import bitmap_from_positions_file, bitmap_from_ranges
 
-    bitmap = bitmap_from_ranges(source.ranges)
+    bitmap = bitmap_from_ranges(source.ranges, max_blob_size)
     for path in source.positions_files:
         try:
             with default_io().open_stream(path) as lines:
-                bitmap |= bitmap_from_positions_file(lines)
+                bitmap |= bitmap_from_positions_file(lines, max_blob_size=max_blob_size)
         except PuffinError as exc:
             raise exc.with_path(path) from None
         except OSError as exc:
@@ -167,18 +168,20 @@ def dv_bitmap(source: DvFromPositions) -> Any:
     return bitmap
 
 
-def build_blob(spec: BlobSpec, where: str = "blob") -> BuiltBlob:
-    """Read one blob's source and make its bytes and final properties."""
+def build_blob(spec: BlobSpec, where: str = "blob",
+               max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> BuiltBlob:
+    """Read one blob's source and make its bytes and final properties; ``max_blob_size``
+    (``--max-blob-size``) bounds what any source may hold in memory."""
     source = spec.source
     if isinstance(source, CopiedBlob):
-        with PuffinReader(source.path) as reader:
+        with PuffinReader(source.path, max_blob_size=max_blob_size) as reader:
             meta = reader.blob(source.index)
             stored = reader.read_raw(meta)
         return BuiltBlob(meta.type, meta.fields, meta.snapshot_id, meta.sequence_number,
                          dict(meta.properties), meta.compression_codec, stored, True, "copy")
     if isinstance(source, RawPayload):
         if source.path is not None:
-            data = default_io().read_all(source.path, DEFAULT_MAX_BLOB_SIZE)
+            data = default_io().read_all(source.path, max_blob_size)
         else:
             assert source.data is not None
             data = source.data
@@ -187,7 +190,7 @@ def build_blob(spec: BlobSpec, where: str = "blob") -> BuiltBlob:
     if isinstance(source, DvFromPositions):
         from puffin_cli.blobs.deletion_vector import dv_blob_properties, encode_deletion_vector
 
-        bitmap = dv_bitmap(source)
+        bitmap = dv_bitmap(source, max_blob_size)
         if not len(bitmap):
             raise spec_error(f"{where}: deletion vector for {source.referenced_data_file} has "
                              "no positions", code="spec.dv.empty")
@@ -209,7 +212,8 @@ def _int_property(properties: Mapping[str, str], key: str) -> int | None:
     return None if value is None else decimal_int(value)
 
 
-def write_plan(plan: WritePlan, output: str, *, overwrite: bool = False) -> WriteSummary:
+def write_plan(plan: WritePlan, output: str, *, overwrite: bool = False,
+               max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> WriteSummary:
     """Build every blob in order, streaming each into ``output`` (atomically: temp file and
     rename; an existing ``output`` is replaced only with ``overwrite``)."""
     written: list[WrittenBlob] = []
@@ -217,7 +221,7 @@ def write_plan(plan: WritePlan, output: str, *, overwrite: bool = False) -> Writ
                       compress_footer=plan.footer_compression == CODEC_LZ4,
                       overwrite=overwrite) as writer:
         for index, spec in enumerate(plan.blobs):
-            built = build_blob(spec, f"blob {index}")
+            built = build_blob(spec, f"blob {index}", max_blob_size)
             add = writer.add_stored_blob if built.stored else writer.add_blob
             meta = add(built.type, built.data, fields=built.fields,
                        snapshot_id=built.snapshot_id, sequence_number=built.sequence_number,

@@ -188,7 +188,11 @@ class _Spec:
                 raise self.fail(inner, f"not valid base64 ({exc})") from None
             source = RawPayload(data=data)
         else:
-            source = RawPayload(data=self.string(value, inner).encode("utf-8"))
+            text = self.string(value, inner)
+            try:
+                source = RawPayload(data=text.encode("utf-8"))
+            except UnicodeEncodeError:
+                raise self.fail(inner, "not valid Unicode text (a lone surrogate)") from None
         snapshot_id, sequence_number, properties = self.common(blob, where)
         return [BlobSpec(source, self.string(blob["type"], f"{where}.type"),
                          self.fields(blob["fields"], f"{where}.fields"), snapshot_id,

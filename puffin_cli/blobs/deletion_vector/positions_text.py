@@ -13,7 +13,8 @@ from typing import IO, TYPE_CHECKING, Any
 
 from puffin_cli.blobs.deletion_vector.containers import iter_position_chunks
 from puffin_cli.blobs.deletion_vector.layout import MAX_POSITION, DeletionVector
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.errors import LimitError, PuffinError
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,13 +73,50 @@ def write_positions_text(dv: DeletionVector, out: IO[bytes], chunk: int = 1 << 2
 
 # Positions from text
 
-_ITEM = re.compile(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?")
+# ASCII digits only, at most 19 (2^63-1 has 19): ``int`` never sees a 4,300-digit number.
+_ITEM = re.compile(r"\s*([0-9]{1,19})\s*(?:-\s*([0-9]{1,19})\s*)?")
+# A positions line is a number or a range: a longer line (e.g. /dev/zero) is refused, not
+# accumulated.
+MAX_POSITIONS_LINE = 4096
+# What one 2^16-position block of a bitmap may cost in memory (a CRoaring container and its
+# share of the 64-bit index: ~150 bytes when blocks are dense, ~1.8 KiB when each is alone):
+# positions input may create at most ``max_blob_size // BYTES_PER_BLOCK`` blocks.
+BYTES_PER_BLOCK = 1024
+BLOCK_BITS = 16
+
+
+class BlockBudget:
+    """The 2^16-position blocks positions input may touch, from ``--max-blob-size``; checked
+    before a range is added (an upper bound) and after each block of a file (exactly)."""
+
+    def __init__(self, max_blob_size: int) -> None:
+        self.limit = max(max_blob_size // BYTES_PER_BLOCK, 1)
+        self.max_blob_size = max_blob_size
+
+    def error(self, blocks: int) -> LimitError:
+        return LimitError(f"the positions cover {blocks:,} blocks of 65,536 positions, more "
+                          f"than the {self.limit:,} that --max-blob-size "
+                          f"({self.max_blob_size:,} bytes) allows (one per {BYTES_PER_BLOCK} "
+                          "bytes); raise --max-blob-size to write them", code="dv.positions")
+
+    def check_range(self, used: int, start: int, end: int) -> int:
+        blocks = used + (end >> BLOCK_BITS) - (start >> BLOCK_BITS) + 1
+        if blocks > self.limit:
+            raise self.error(blocks)
+        return blocks
+
+    def check_bitmap(self, bitmap: Any) -> None:
+        blocks = int(bitmap.get_statistics()["n_containers"])
+        if blocks > self.limit:
+            raise self.error(blocks)
 
 
 def _parse_item(text: str, where: str) -> tuple[int, int]:
     match = _ITEM.fullmatch(text)
     if match is None:
-        raise PuffinError(f"{where}: {text.strip()!r} is not a position or a range START-END",
+        shown = text.strip()
+        shown = repr(shown) if len(shown) <= 60 else f"{shown[:60]!r}…"
+        raise PuffinError(f"{where}: {shown} is not a position or a range START-END",
                           code="dv.positions")
     start = int(match.group(1))
     end = start if match.group(2) is None else int(match.group(2))
@@ -97,15 +135,20 @@ def parse_position_spec(spec: str) -> list[tuple[int, int]]:
             for i, item in enumerate(spec.split(","), 1)]
 
 
-def bitmap_from_ranges(ranges: Iterable[tuple[int, int]]) -> Any:
-    """A ``pyroaring.BitMap64`` holding inclusive ranges, each added as a range."""
+def bitmap_from_ranges(ranges: Iterable[tuple[int, int]],
+                       max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> Any:
+    """A ``pyroaring.BitMap64`` holding inclusive ranges, each added as a range; refused
+    before adding when the ranges would need more blocks than ``max_blob_size`` allows."""
     from pyroaring import BitMap64
 
     bitmap = BitMap64()
+    budget = BlockBudget(max_blob_size)
+    used = 0
     for start, end in ranges:
         if not 0 <= start <= end <= MAX_POSITION:
             raise PuffinError(f"range {start}-{end} is not within 0..2^63-1 in ascending order",
                               code="dv.positions")
+        used = budget.check_range(used, start, end)
         if start == end:
             bitmap.add(start)
         else:
@@ -120,14 +163,16 @@ _MAX_DIGITS = 19  # 2^63-1 has 19 digits; a longer line takes the exact path
 _ASCII_ZEROS = 0x3030303030303030
 
 
-def _add_lines(bitmap: Any, text: bytes, line_no: int) -> int:
+def _add_lines(bitmap: Any, text: bytes, line_no: int, budget: BlockBudget) -> int:
     """The exact path: each line of ``text`` parsed as a position or a range and added to
     ``bitmap``; errors name the line (numbering continues from ``line_no``). Returns the number
     of the last line read."""
+    used = int(bitmap.get_statistics()["n_containers"])
     for raw in text.decode("utf-8", "replace").splitlines():
         line_no += 1
         if raw.strip():
             start, end = _parse_item(raw, f"line {line_no}")
+            used = budget.check_range(used, start, end)
             if start == end:
                 bitmap.add(start)
             else:
@@ -220,12 +265,16 @@ def _fold(bitmap: Any, low: Any) -> None:
     low.clear()
 
 
-def bitmap_from_positions_file(lines: IO[bytes], block: int = 1 << 20) -> Any:
+def bitmap_from_positions_file(lines: IO[bytes], block: int = 1 << 20,
+                               max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> Any:
     """A ``pyroaring.BitMap64`` from a text stream: one position or START-END range per line,
     blank lines ignored. Read in blocks of ``block`` bytes (a line may span blocks); blocks of
-    plain numbers are parsed in bulk (:func:`_plain_numbers`), others line by line."""
+    plain numbers are parsed in bulk (:func:`_plain_numbers`), others line by line. A line
+    longer than :data:`MAX_POSITIONS_LINE` bytes, or positions needing more blocks than
+    ``max_blob_size`` allows (:class:`BlockBudget`), are refused as soon as they are read."""
     from pyroaring import BitMap, BitMap64
 
+    budget = BlockBudget(max_blob_size)
     bitmap = BitMap64()
     low = BitMap()  # bulk-parsed positions below 2^32: a 32-bit bitmap takes them 3x faster
     pending = 0
@@ -237,10 +286,18 @@ def bitmap_from_positions_file(lines: IO[bytes], block: int = 1 << 20) -> Any:
         if chunk:
             cut = text.rfind(b"\n") + 1
             text, tail = text[:cut], text[cut:]
+            if len(tail) > MAX_POSITIONS_LINE:
+                at = line_no + text.count(b"\n") + 1
+                raise PuffinError(f"line {at} is longer than "
+                                  f"{MAX_POSITIONS_LINE} bytes; expected one position or "
+                                  "START-END range per line", code="dv.positions")
         if text:
             plain = _plain_numbers(text)
             if plain is None:
-                line_no = _add_lines(bitmap, text, line_no)
+                if pending:
+                    _fold(bitmap, low)
+                    pending = 0
+                line_no = _add_lines(bitmap, text, line_no, budget)
             else:
                 numbers, count = plain
                 line_no += count
@@ -254,5 +311,6 @@ def bitmap_from_positions_file(lines: IO[bytes], block: int = 1 << 20) -> Any:
         if pending >= _FOLD_POSITIONS or (pending and not chunk):
             _fold(bitmap, low)
             pending = 0
+        budget.check_bitmap(bitmap)
         if not chunk:
             return bitmap

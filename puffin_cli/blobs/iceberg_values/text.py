@@ -44,19 +44,20 @@ if TYPE_CHECKING:
 
 
 
-_INTEGER = re.compile(r"[+-]?\d+")
-_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# ASCII digits (``\\d`` would take any script's) and no more than ``int`` takes quietly.
+_INTEGER = re.compile(r"[+-]?[0-9]{1,40}")
+_FLOAT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 _FLOAT_SPECIAL = {
     "nan": math.nan, "+nan": math.nan, "-nan": math.nan,
     "inf": math.inf, "+inf": math.inf, "-inf": -math.inf,
     "infinity": math.inf, "+infinity": math.inf, "-infinity": -math.inf,
 }
-_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)")
-_DATE = r"([+-]?\d{4,})-(\d{2})-(\d{2})"
+_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)", re.ASCII)
+_DATE = r"([+-]?\d{4,9})-(\d{2})-(\d{2})"
 _TIME = r"(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?"
-_DATE_RE = re.compile(_DATE)
-_TIME_RE = re.compile(_TIME)
-_TIMESTAMP_RE = re.compile(_DATE + r"[T ]" + _TIME + r"(Z|z|[+-]\d{2}:?\d{2})?")
+_DATE_RE = re.compile(_DATE, re.ASCII)
+_TIME_RE = re.compile(_TIME, re.ASCII)
+_TIMESTAMP_RE = re.compile(_DATE + r"[T ]" + _TIME + r"(Z|z|[+-]\d{2}:?\d{2})?", re.ASCII)
 _HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")
 
 

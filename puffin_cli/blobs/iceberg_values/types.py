@@ -71,8 +71,8 @@ _MAX_DECIMAL_PRECISION = 38
 # Exact arithmetic for any value we accept (the default context rounds to 28 digits).
 _DECIMAL_CONTEXT = Context(prec=4 * _MAX_DECIMAL_PRECISION)
 
-_DECIMAL_TYPE = re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)")
-_FIXED_TYPE = re.compile(r"fixed\[\s*(\d+)\s*\]|fixed\(\s*(\d+)\s*\)")
+_DECIMAL_TYPE = re.compile(r"decimal\(\s*(\d{1,9})\s*,\s*(\d{1,9})\s*\)", re.ASCII)
+_FIXED_TYPE = re.compile(r"fixed\[\s*(\d{1,9})\s*\]|fixed\(\s*(\d{1,9})\s*\)", re.ASCII)
 
 
 MICROS_PER_SECOND = 1_000_000
