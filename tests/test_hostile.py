@@ -16,6 +16,7 @@ import struct
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -328,6 +329,63 @@ def test_table_metadata_bombs(tmp_path: Path, base_table: Path) -> None:
     with open(metadata, "r+b") as f:
         f.truncate(3 << 30)
     assert_one_line(run("table", table), 1, "--max-blob-size")
+
+
+def test_dv_of_millions_of_empty_bitmaps(tmp_path: Path) -> None:
+    data = _empty_bitmaps_dv(3_000_000)
+    path = one_blob(tmp_path, data, type=DV, fields=[2147483645], snapshot_id=-1,
+                    sequence_number=-1,
+                    properties={"referenced-data-file": "x", "cardinality": "0"})
+    for args in (("inspect",), ("validate",), ("dump-blob", "--as", "positions"),
+                 ("dump-blob", "--json")):
+        assert_clean(run(*args, path, *(("0",) if args[0] == "dump-blob" else ()),
+                         timeout=300))
+
+
+def test_table_dvs_are_read_within_max_blob_size(tmp_path: Path, base_table: Path) -> None:
+    table, _ = table_copy(base_table, tmp_path / "t")
+    outcome = run("table", "--max-blob-size", "16", table)
+    assert_clean(outcome, 1)
+    assert b"--max-blob-size" in outcome.stdout
+
+
+@pytest.mark.parametrize("where", ["property", "codec", "type"])
+def test_one_megabyte_tokens_in_puffin_files(tmp_path: Path, where: str) -> None:
+    token = "x" * (1 << 20)
+    entry = blob_entry(4, 0)
+    if where == "property":
+        entry["properties"] = {"k": token}
+    elif where == "codec":
+        entry["compression-codec"] = token
+    else:
+        entry["type"] = token
+    path = footer_file(tmp_path, json.dumps({"blobs": [entry]}))
+    for args in (("inspect",), ("validate",), ("inspect", "--json")):
+        assert_clean(run(*args, path, timeout=60))
+
+
+@pytest.mark.parametrize("where", ["operation", "data-file", "property"])
+def test_one_megabyte_tokens_in_tables(tmp_path: Path, base_table: Path, where: str) -> None:
+    table, meta = table_copy(base_table, tmp_path / "t")
+    token = "y" * (1 << 20)
+    if where == "operation":
+        meta["snapshots"][-1]["summary"]["operation"] = token
+    elif where == "property":
+        meta["properties"] = {"k": token}
+    else:
+        meta["snapshots"][-1]["summary"]["added-files"] = token
+    save(table, meta)
+    for args in ((), ("--json",)):
+        assert_clean(run("table", *args, table, timeout=60))
+
+
+def _empty_bitmaps_dv(count: int) -> bytes:
+    empty = struct.pack("<II", 12346, 0)
+    vector = struct.pack("<Q", count) + b"".join(struct.pack("<I", k) + empty
+                                                 for k in range(count))
+    body = b"\xd1\xd3\x39\x64" + vector
+    return struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body))
+
 
 
 # --- the process contract -------------------------------------------------------------------

@@ -212,8 +212,8 @@ def test_bad_table_path_is_one_error_line(tmp_path: Path,
     not_json = tmp_path / "v1.metadata.json"
     not_json.write_text("{")
     assert _main_error(capsys, "--table", str(not_json), "--json", stats) == (
-        f"puffin: error: {not_json}: not valid JSON: Expecting property name enclosed in "
-        "double quotes: line 1 column 2 (char 1)\n")
+        f"puffin: error: {not_json}: table metadata is not valid JSON: Expecting property "
+        "name enclosed in double quotes at line 1 column 2\n")
 
 
 def test_current_snapshot_renamed_later_shows_the_name_at_that_snapshot(

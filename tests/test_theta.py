@@ -413,8 +413,9 @@ def test_check_entries_trailing_bytes_and_properties() -> None:
         "theta.length", Severity.WARNING, "theta sketch: 2 bytes after the last entry (the "
         "sketch ends at byte 32 of 34)", 132)]
     assert check_theta(EXACT, _meta({"ndv": "3"}, fields=())) == [
-        Finding("theta.fields", Severity.ERROR, "theta sketch blob has no fields (expected the "
-                "field ID of the sketched column)"),
+        Finding("theta.fields", Severity.INFO, "theta sketch blob has no fields: engines "
+                "cannot tell which column it describes (the spec requires the list, not that it "
+                "be non-empty)"),
         Finding("theta.ndv-property", Severity.WARNING, "'ndv' property is 3, the sketch "
                 "estimate truncated is 2"),
     ]

@@ -12,6 +12,7 @@ from puffin_cli.cli.options import (
     catalog_option,
     io_option,
     json_option,
+    max_blob_size_option,
     relocate_option,
     snapshot_option,
 )
@@ -34,11 +35,12 @@ from puffin_cli.cli.options import (
 @click.option("--jsonl", "as_jsonl", is_flag=True,
               help="Stream JSON lines as the snapshots are read: a record per table, "
                    "snapshot, deletion vector change and finding (docs/table.md).")
+@max_blob_size_option
 @io_option
 @click.pass_context
 def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots: bool,
           relocate: list[tuple[str, str]], catalog: str | None, no_validate: bool,
-          limit: int | None, as_json: bool, as_jsonl: bool) -> None:
+          limit: int | None, as_json: bool, as_jsonl: bool, max_blob_size: int) -> None:
     """Show and cross-check the Puffin files of Iceberg tables.
 
     PATH is a table directory, a *.metadata.json file, or a warehouse directory (every table
@@ -73,13 +75,14 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
 
             walks = (TableWalk(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
                                relocate=relocate, validate=not no_validate, limit=0,
-                               catalog=catalog)
+                               catalog=catalog, max_blob_size=max_blob_size)
                      for t in table_paths(path, catalog))
             ok = write_jsonl(walks, sys.stdout, display.advance)
         else:
             report = analyze_path(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
                                   relocate=relocate, validate=not no_validate, limit=limit,
-                                  progress=display.advance, catalog=catalog)
+                                  progress=display.advance, catalog=catalog,
+                                  max_blob_size=max_blob_size)
             ok = report.ok
     if not as_jsonl:
         emit(ctx, report, "puffin_cli.render.table:render_human", as_json=as_json)

@@ -16,50 +16,65 @@ from rich.text import Text
 LABEL_WIDTH = 19
 
 
-def _fit(text: str, limit: int) -> int:
-    """How many leading characters of ``text`` fit in ``limit`` cells (at least one)."""
+def _fit(text: str, start: int, limit: int) -> tuple[int, bool]:
+    """Where the characters of ``text`` from ``start`` that fit in ``limit`` cells end (at
+    least one character), and whether more text follows; looks at no more than fits."""
     used = 0
-    for index, char in enumerate(text):
-        used += get_character_cell_size(char)
+    for index in range(start, len(text)):
+        used += get_character_cell_size(text[index])
         if used > limit:
-            return max(index, 1)
-    return len(text)
+            return max(index, start + 1), True
+    return len(text), False
+
+
+def _spans(text: str, width: int, first: int | None, spaces: bool) -> list[tuple[int, int]]:
+    """The (start, end) of each folded line in ``text``: linear in its length, so a 1 MB
+    single-token value folds as fast as many short ones."""
+    width = max(width, 1)
+    limit = width if first is None else max(min(first, width), 1)
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while True:
+        fit, more = _fit(text, start, limit)
+        if not more:
+            spans.append((start, len(text)))
+            return spans
+        cut = text.rfind(" ", start, fit + 1) if spaces else -1
+        if cut <= start:
+            if limit < width:  # the first line is short: the long word starts on the next
+                cut = start
+            else:
+                slash = text.rfind("/", start, fit)
+                cut = slash + 1 if slash >= start else fit
+        end = cut
+        if spaces:
+            while end > start and text[end - 1] == " ":
+                end -= 1
+        spans.append((start, end))
+        start = cut
+        if spaces:
+            while start < len(text) and text[start] == " ":
+                start += 1
+        limit = width
 
 
 def fold(text: str, width: int, first: int | None = None, *, spaces: bool = True) -> list[str]:
     """``text`` in lines of at most ``width`` cells (the first at most ``first``): broken at a
     space (when ``spaces``), else after a ``/``, else where the line is full. A word too long for
     a shorter first line starts on the next (the first line is then empty)."""
-    width = max(width, 1)
-    limit = width if first is None else max(min(first, width), 1)
-    lines: list[str] = []
-    while cell_len(text) > limit:
-        fit = _fit(text, limit)
-        cut = text.rfind(" ", 0, fit + 1) if spaces else -1
-        if cut <= 0:
-            if limit < width:  # the first line is short: the long word starts on the next
-                cut = 0
-            else:
-                slash = text.rfind("/", 0, fit)
-                cut = slash + 1 if slash >= 0 else fit
-        lines.append(text[:cut].rstrip(" ") if spaces else text[:cut])
-        text = text[cut:].lstrip(" ") if spaces else text[cut:]
-        limit = width
-    lines.append(text)
-    return lines
+    return [text[start:end] for start, end in _spans(text, width, first, spaces)]
 
 
 def fold_text(text: Text, width: int, first: int | None = None, *,
               spaces: bool = True) -> list[Text]:
-    """:func:`fold` for styled text: each line is a slice of ``text``, with its styles."""
-    plain = text.plain
-    lines = []
-    start = 0
-    for line in fold(plain, width, first, spaces=spaces):
-        start = plain.index(line, start)
-        lines.append(text[start:start + len(line)])
-        start += len(line)
-    return lines
+    """:func:`fold` for styled text: each line is a slice of ``text``, with its styles (the
+    text is divided once, not sliced once per line)."""
+    spans = _spans(text.plain, width, first, spaces)
+    if len(spans) == 1:
+        return [text[spans[0][0]:spans[0][1]]]
+    offsets = [offset for span in spans for offset in span]
+    pieces = text.divide(offsets)
+    return [pieces[2 * i + 1] for i in range(len(spans))]
 
 
 def plain_lines(console: Console, lines: list[str]) -> None:

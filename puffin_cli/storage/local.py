@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import IO, Any
 
-from puffin_cli import process
+from puffin_cli.storage import cleanup
 from puffin_cli.storage.base import (
     FileInfo,
     InputFile,
@@ -242,7 +242,7 @@ class LocalOutput(OutputStream):
         except OSError as exc:
             raise StorageError(f"cannot write: {_reason(exc)}", code="write.open",
                                path=location) from None
-        process.track(self._temp)  # removed even when a signal ends the process
+        cleanup.track(self._temp)  # removed even when a signal ends the process
         self._out = os.fdopen(fd, "wb")
 
     def write(self, data: Any) -> int:
@@ -263,7 +263,7 @@ class LocalOutput(OutputStream):
                     raise StorageError("appeared while writing; not overwriting it",
                                        code="write.exists", path=self.location) from None
                 os.unlink(self._temp)
-            process.untrack(self._temp)
+            cleanup.untrack(self._temp)
         except OSError as exc:
             self.abort()
             raise StorageError(f"cannot write: {_reason(exc)}", code="write.open",
@@ -278,7 +278,7 @@ class LocalOutput(OutputStream):
             self._out.close()
         with suppress(FileNotFoundError):
             os.unlink(self._temp)
-        process.untrack(self._temp)
+        cleanup.untrack(self._temp)
         self.done = True
 
 

@@ -59,7 +59,13 @@ from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.format.spec import DV_BLOB_TYPE, MAGIC, NDV_PROPERTY, REFERENCED_DATA_FILE_PROPERTY
+from puffin_cli.format.spec import (
+    DEFAULT_MAX_BLOB_SIZE,
+    DV_BLOB_TYPE,
+    MAGIC,
+    NDV_PROPERTY,
+    REFERENCED_DATA_FILE_PROPERTY,
+)
 from puffin_cli.storage import FileInfo, is_remote, join
 
 PUFFIN_SUFFIXES = (".puffin", ".stats")
@@ -82,8 +88,10 @@ class TableChecks:
     """The cross-checks of one table, each Puffin file opened (and validated) once; findings
     accumulate in :attr:`findings`."""
 
-    def __init__(self, table: Table, validate: bool) -> None:
+    def __init__(self, table: Table, validate: bool,
+                 max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> None:
         self.table = table
+        self.max_blob_size = max_blob_size
         self.metadata = table.metadata
         self.table_dir = table.table_dir
         self.mapper = table.mapper
@@ -128,7 +136,8 @@ class TableChecks:
                     found.is_puffin = head.size >= len(MAGIC) and \
                         head.read(0, len(MAGIC)) == MAGIC
                 if found.is_puffin:
-                    with PuffinReader(local, length=info.size, fileio=self.fileio) as reader:
+                    with PuffinReader(local, length=info.size, fileio=self.fileio,
+                                      max_blob_size=self.max_blob_size) as reader:
                         found.blobs = reader.metadata.blobs
                         found.footer_size = reader.footer.footer_size
             except PuffinError as exc:
@@ -143,7 +152,8 @@ class TableChecks:
         self.validated.add(local)
         from puffin_cli.analysis.validate import validate_file
 
-        for finding in validate_file(local, fileio=self.fileio).findings:
+        for finding in validate_file(local, fileio=self.fileio,
+                                     max_blob_size=self.max_blob_size).findings:
             self.findings.append(Finding(finding.code, finding.severity,
                                          f"{location}: {finding.message}", finding.offset,
                                          finding.blob_index))
@@ -327,6 +337,11 @@ class TableChecks:
         if offset < 0 or length < 0 or offset + length > found.size:
             self.add("table.dv.length", f"{where}: range [{offset}, {offset + length}) is "
                      f"outside the file of {found.size} bytes", offset=offset)
+            return None
+        if length > self.max_blob_size:
+            self.add("blob.too-large", f"{where}: deletion vector of {length} bytes is larger "
+                     f"than the limit of {self.max_blob_size} bytes; not read (raise "
+                     "--max-blob-size to read it)", offset=offset)
             return None
         key = (offset, length)
         decoded = found.decoded.get(key)

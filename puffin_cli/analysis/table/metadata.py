@@ -33,6 +33,9 @@ from puffin_cli.storage import FileInfo, FileIO, default_io, is_remote, join, na
 
 METADATA_DIR = "metadata"
 VERSION_HINT = "version-hint.text"
+# Metadata files are read within --max-blob-size, but never less than this: lowering the limit
+# to keep deletion vectors out of memory does not make a table unreadable.
+MIN_METADATA_LIMIT = 16 << 20
 # ASCII digits, and no more than a 64-bit version needs (``int`` refuses 4,300 digits).
 _HADOOP_NAME = re.compile(r"^v([0-9]{1,19})(\.gz)?\.metadata\.json(\.gz)?$")
 _METASTORE_NAME = re.compile(r"^([0-9]{1,19})-[0-9a-fA-F-]+(\.gz)?\.metadata\.json(\.gz)?$")
@@ -236,6 +239,7 @@ def _read_json(path: str, fileio: FileIO, limit: int) -> Any:
     """The JSON of a metadata file (gzip or not), refused above ``limit`` bytes (compressed or
     not) before it is held in memory, and above ``limit``'s value budget before it is parsed."""
     name = str(path)
+    limit = max(limit, MIN_METADATA_LIMIT)
     with fileio.open_stream(path, regular_only=True) as stream:
         raw = stream.read(limit + 1)
     try:

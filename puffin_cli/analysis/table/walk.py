@@ -33,6 +33,7 @@ from puffin_cli.analysis.table.report import (
 )
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Severity
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import default_io
 
 # (snapshots done, snapshots in all): called after each snapshot of a table.
@@ -179,9 +180,11 @@ class TableWalk:
     def __init__(self, path: str | os.PathLike[str], *, snapshot_id: int | None = None,
                  all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
                  validate: bool = True, limit: int | None = None,
-                 catalog: str | None = None) -> None:
-        self.table = Table.load(path, relocate=relocate, catalog=catalog)
-        self.checks = TableChecks(self.table, validate)
+                 catalog: str | None = None,
+                 max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> None:
+        self.table = Table.load(path, relocate=relocate, catalog=catalog,
+                                max_blob_size=max_blob_size)
+        self.checks = TableChecks(self.table, validate, max_blob_size)
         self.selected = _select(self.table, snapshot_id, all_snapshots)
         self.all_snapshots = all_snapshots
         self.limit = limit
@@ -249,12 +252,14 @@ class TableWalk:
 def analyze_table(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
                   all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
                   validate: bool = True, limit: int | None = None,
-                  progress: Progress | None = None, catalog: str | None = None) -> TableReport:
+                  progress: Progress | None = None, catalog: str | None = None,
+                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> TableReport:
     """Analyze one table (its directory or a metadata JSON file; with ``catalog``, its
     identifier there); each snapshot lists at most ``limit`` deletion vectors (all for
-    ``None``)."""
+    ``None``); ``max_blob_size`` bounds every file and blob read (``--max-blob-size``)."""
     walk = TableWalk(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
-                     relocate=relocate, validate=validate, limit=limit, catalog=catalog)
+                     relocate=relocate, validate=validate, limit=limit, catalog=catalog,
+                     max_blob_size=max_blob_size)
     for _done in walk.snapshots(progress):
         pass
     return walk.finish()
@@ -283,11 +288,12 @@ def table_paths(path: str | os.PathLike[str], catalog: str | None = None
 def analyze_path(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
                  all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
                  validate: bool = True, limit: int | None = None,
-                 progress: Progress | None = None, catalog: str | None = None) -> TablesReport:
+                 progress: Progress | None = None, catalog: str | None = None,
+                 max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> TablesReport:
     """A table directory, a metadata JSON file, or a warehouse (every table under it); with
     ``catalog``, a table identifier there."""
     return TablesReport(tuple(
         analyze_table(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
                       relocate=relocate, validate=validate, limit=limit, progress=progress,
-                      catalog=catalog)
+                      catalog=catalog, max_blob_size=max_blob_size)
         for t in table_paths(path, catalog)))

@@ -126,7 +126,18 @@ def walk_vector(walk: Walk, start: int, end: int) -> tuple[BitmapLayout, ...] | 
         pos = start + BITMAP_COUNT_BYTES
         layouts: list[BitmapLayout] = []
         last_key = -1
-        for _ in range(count):
+        left = count
+        while left:
+            empty = _empty_bitmaps(buf, pos, end, left)
+            if empty is not None:  # a run of empty bitmaps: checked at once
+                last_key = _check_keys(walk, empty, pos, last_key)
+                if len(layouts) + len(empty) <= MAX_EMPTY_LAYOUTS:
+                    layouts.extend(BitmapLayout(key, COOKIE_NO_RUN, EMPTY_BITMAP_BYTES - KEY_BYTES,
+                                                0, _no_containers()) for key in empty.tolist())
+                pos += EMPTY_BITMAP_BYTES * len(empty)
+                left -= len(empty)
+                continue
+            left -= 1
             _need(walk, pos, KEY_BYTES, end, "bitmap key")
             (key,) = struct.unpack_from("<I", buf, pos)
             if key >= TOP_BIT_KEY:
@@ -152,6 +163,68 @@ def walk_vector(walk: Walk, start: int, end: int) -> tuple[BitmapLayout, ...] | 
     if walk.touching is not None and not walk.failed:
         walk.findings.append(walk.touching)
     return tuple(layouts)
+
+
+# A key, the no-run cookie and a container count of 0: an empty 32-bit bitmap. Iceberg Java
+# writes one for every key below the highest, so runs of them are normal; millions are not,
+# and are walked as arrays, not one object each.
+EMPTY_BITMAP_BYTES = 12
+_EMPTY_RUN_MAX = 1 << 16
+# Empty bitmaps are listed in the layout (inspect --json shows them) up to this many; beyond,
+# they are checked and counted in the vector's size but not kept one object each.
+MAX_EMPTY_LAYOUTS = 1 << 16
+
+
+def _empty_bitmaps(buf: bytes, pos: int, end: int, most: int) -> Any:
+    """The keys of the run of empty bitmaps at ``pos`` (at most ``most``), or ``None`` when
+    the bitmap there is not empty. Runs are found by galloping, so alternating empty and
+    non-empty bitmaps cost no more than walking them one by one."""
+    if end - pos < EMPTY_BITMAP_BYTES or struct.unpack_from("<II", buf, pos + KEY_BYTES) != (
+            COOKIE_NO_RUN, 0):
+        return None
+    import numpy as np
+
+    found: list[Any] = []
+    chunk = 16
+    while most:
+        k = min(most, (end - pos) // EMPTY_BITMAP_BYTES, chunk)
+        if not k:
+            break
+        records = np.frombuffer(buf, "<u4", 3 * k, pos).reshape(k, 3)
+        empty = (records[:, 1] == COOKIE_NO_RUN) & (records[:, 2] == 0)
+        run = k if bool(empty.all()) else int(np.argmin(empty))
+        found.append(records[:run, 0].astype(np.int64))
+        pos += EMPTY_BITMAP_BYTES * run
+        most -= run
+        if run < k:
+            break
+        chunk = min(chunk * 2, _EMPTY_RUN_MAX)
+    return np.concatenate(found)
+
+
+def _check_keys(walk: Walk, keys: Any, pos: int, last_key: int) -> int:
+    """The key checks of :func:`walk_vector` over a run of keys at once (the first offender of
+    each kind is reported); returns the last key."""
+    import numpy as np
+
+    where = pos + EMPTY_BITMAP_BYTES * np.arange(len(keys))
+    top = np.flatnonzero(keys >= TOP_BIT_KEY)
+    if top.size:
+        key = int(keys[top[0]])
+        walk.add("dv.top-bit", f"bitmap key {key:#x} has the top bit set: its positions "
+                 f"({key << 32} and up) are negative as signed 64-bit", int(where[top[0]]))
+    high = np.flatnonzero((keys > JAVA_MAX_KEY) & (keys < TOP_BIT_KEY))
+    if high.size:
+        key = int(keys[high[0]])
+        walk.add("dv.key-above-java-limit", f"bitmap key {key:#x} is above {JAVA_MAX_KEY:#x}: "
+                 "Iceberg Java rejects it", int(where[high[0]]), Severity.WARNING)
+    previous = np.concatenate(([last_key], keys[:-1]))
+    unordered = np.flatnonzero(keys <= previous)
+    if unordered.size:
+        i = unordered[0]
+        walk.add("dv.keys-order", f"bitmap key {int(keys[i])} follows key {int(previous[i])}: "
+                 "keys must be strictly ascending", int(where[i]))
+    return int(keys[-1])
 
 
 def _walk_bitmap32(walk: Walk, key: int, start: int, end: int) -> BitmapLayout | None:

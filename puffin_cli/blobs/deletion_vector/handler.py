@@ -1,7 +1,7 @@
 """What ``inspect`` and ``validate`` get from a deletion vector: its summary and its findings.
 
-Severities of :meth:`DeletionVectorHandler.check` findings (the Iceberg spec says MUST for every
-rule below except the Java key limit, so those are errors):
+Severities of :meth:`DeletionVectorHandler.check` findings (the Iceberg spec states every rule
+below that is an error; the Java key limit and Java's ``fields`` are what one engine does):
 
 ============================  ========  ==================================================
 code                          severity  meaning
@@ -19,7 +19,8 @@ dv.referenced-data-file       error     ``referenced-data-file`` property missin
 dv.compressed                 error     the blob has a compression codec
 dv.snapshot-id                error     ``snapshot-id`` is not -1
 dv.sequence-number            error     ``sequence-number`` is not -1
-dv.fields                     error     ``fields`` is not [2147483645]
+dv.fields                     info      ``fields`` is not [2147483645], Iceberg Java's value (the
+                                        spec sets no rule for it; Java never reads it)
 ============================  ========  ==================================================
 """
 
@@ -182,8 +183,10 @@ def check_deletion_vector(data: bytes, meta: BlobMetadata) -> list[Finding]:
         findings.append(_meta_finding("dv.sequence-number",
                                       f"sequence-number is {meta.sequence_number}, expected -1"))
     if meta.fields != DV_FIELDS:
-        findings.append(_meta_finding("dv.fields", f"fields is {list(meta.fields)}, expected "
-                                      f"[{ROW_POSITION_FIELD_ID}] (the _pos column)"))
+        findings.append(Finding("dv.fields", Severity.INFO, f"fields is {list(meta.fields)[:8]}"
+                                f"; Iceberg Java writes [{ROW_POSITION_FIELD_ID}] (the _pos "
+                                "column), but the spec sets no rule for a deletion vector's "
+                                "fields and Java's reader ignores them"))
     return findings
 
 

@@ -73,42 +73,59 @@ def write_positions_text(dv: DeletionVector, out: IO[bytes], chunk: int = 1 << 2
 
 # Positions from text
 
-# ASCII digits only, at most 19 (2^63-1 has 19): ``int`` never sees a 4,300-digit number.
-_ITEM = re.compile(r"\s*([0-9]{1,19})\s*(?:-\s*([0-9]{1,19})\s*)?")
+# Decimal digits (superscripts are not), at most 19 after leading zeros (2^63-1 has 19):
+# ``int`` never sees a 4,300-digit number.
+_ITEM = re.compile(r"\s*0*(\d{1,19})\s*(?:-\s*0*(\d{1,19})\s*)?")
 # A positions line is a number or a range: a longer line (e.g. /dev/zero) is refused, not
 # accumulated.
 MAX_POSITIONS_LINE = 4096
-# What one 2^16-position block of a bitmap may cost in memory (a CRoaring container and its
-# share of the 64-bit index: ~150 bytes when blocks are dense, ~1.8 KiB when each is alone):
-# positions input may create at most ``max_blob_size // BYTES_PER_BLOCK`` blocks.
-BYTES_PER_BLOCK = 1024
-BLOCK_BITS = 16
+# What a bitmap of positions costs in memory (measured with pyroaring's BitMap64): about 160
+# bytes per 2^16-position block (a CRoaring container) and 2 KiB per 2^32-position key. Positions
+# input may build a bitmap of at most MEMORY_PER_BLOB_BYTE times --max-blob-size.
+CONTAINER_COST = 160
+KEY_COST = 2048
+MEMORY_PER_BLOB_BYTE = 4
+_FEW_KEYS = 1 << 10  # a range over fewer keys adds them one by one, else as a count
 
 
 class BlockBudget:
-    """The 2^16-position blocks positions input may touch, from ``--max-blob-size``; checked
-    before a range is added (an upper bound) and after each block of a file (exactly)."""
+    """The memory a positions bitmap may take, from ``--max-blob-size``: checked before a
+    range is added (an upper bound) and after each block of a file is added."""
 
     def __init__(self, max_blob_size: int) -> None:
-        self.limit = max(max_blob_size // BYTES_PER_BLOCK, 1)
         self.max_blob_size = max_blob_size
+        self.limit = MEMORY_PER_BLOB_BYTE * max_blob_size
+        self.keys: set[int] = set()
+        self.more_keys = 0
 
-    def error(self, blocks: int) -> LimitError:
-        return LimitError(f"the positions cover {blocks:,} blocks of 65,536 positions, more "
-                          f"than the {self.limit:,} that --max-blob-size "
-                          f"({self.max_blob_size:,} bytes) allows (one per {BYTES_PER_BLOCK} "
-                          "bytes); raise --max-blob-size to write them", code="dv.positions")
+    def _check(self, containers: int) -> int:
+        keys = len(self.keys) + self.more_keys
+        cost = containers * CONTAINER_COST + keys * KEY_COST
+        if cost > self.limit:
+            raise LimitError(
+                f"the positions need about {cost >> 20:,} MiB as a bitmap ({containers:,} "
+                f"blocks of 65,536 positions under {keys:,} 32-bit keys), more than the "
+                f"{self.limit >> 20:,} MiB that --max-blob-size ({self.max_blob_size:,} bytes) "
+                f"allows ({MEMORY_PER_BLOB_BYTE} times it); raise --max-blob-size to write them",
+                code="dv.positions")
+        return containers
 
-    def check_range(self, used: int, start: int, end: int) -> int:
-        blocks = used + (end >> BLOCK_BITS) - (start >> BLOCK_BITS) + 1
-        if blocks > self.limit:
-            raise self.error(blocks)
-        return blocks
+    def check_range(self, containers: int, start: int, end: int) -> int:
+        """Containers after adding [start, end] to a bitmap of ``containers`` (at most)."""
+        first, last = start >> 32, end >> 32
+        if last - first < _FEW_KEYS:
+            self.keys.update(range(first, last + 1))
+        else:
+            self.more_keys += last - first + 1
+        return self._check(containers + (end >> 16) - (start >> 16) + 1)
+
+    def add_numbers(self, numbers: Any) -> None:
+        import numpy as np
+
+        self.keys.update(np.unique(numbers >> np.uint64(32)).tolist())
 
     def check_bitmap(self, bitmap: Any) -> None:
-        blocks = int(bitmap.get_statistics()["n_containers"])
-        if blocks > self.limit:
-            raise self.error(blocks)
+        self._check(int(bitmap.get_statistics()["n_containers"]))
 
 
 def _parse_item(text: str, where: str) -> tuple[int, int]:
@@ -301,6 +318,7 @@ def bitmap_from_positions_file(lines: IO[bytes], block: int = 1 << 20,
             else:
                 numbers, count = plain
                 line_no += count
+                budget.add_numbers(numbers)
                 if (numbers[1:] < numbers[:-1]).any():
                     numbers.sort()  # CRoaring adds ascending positions about 3x faster
                 if numbers.size and int(numbers.max()) <= 0xFFFFFFFF:

@@ -21,7 +21,7 @@ theta.length           warning   bytes after the last entry
 theta.decode           error     the ``datasketches`` library cannot deserialize the sketch
 theta.ndv-property     error     ``ndv`` is not a non-negative integer in decimal digits
 theta.ndv-property     warning   ``ndv`` differs from the sketch estimate truncated
-theta.fields           error     ``fields`` is empty
+theta.fields           info      ``fields`` is empty (the spec requires the list only)
 =====================  ========  =========================================================
 
 Offsets in errors and findings are absolute file offsets when the blob is stored
@@ -171,8 +171,9 @@ def check_theta(data: bytes, meta: BlobMetadata) -> list[Finding]:
     place = Place(meta)
     findings: list[Finding] = []
     if not meta.fields:
-        findings.append(Finding("theta.fields", Severity.ERROR, "theta sketch blob has no "
-                                "fields (expected the field ID of the sketched column)"))
+        findings.append(Finding("theta.fields", Severity.INFO, "theta sketch blob has no "
+                                "fields: engines cannot tell which column it describes (the "
+                                "spec requires the list, not that it be non-empty)"))
     ndv_text, ndv = _ndv_property(meta)
     if ndv_text is not None and ndv is None:
         findings.append(Finding("theta.ndv-property", Severity.ERROR, f"'ndv' property "

@@ -1,5 +1,5 @@
-"""The process contract that does not belong to one layer: temporary files to remove when the
-process is stopped, wherever it is stopped.
+"""Temporary files of writes under way, to remove when a signal ends the process, wherever it
+is stopped.
 
 Writers register the temp file they create beside a target (:func:`track`) and forget it once
 it is renamed or removed (:func:`untrack`). ``puffin_cli.cli.main`` removes what is still
