@@ -289,10 +289,10 @@ def test_footer_bombs(tmp_path: Path) -> None:
     lz4_bomb = footer_file(tmp_path, huge, "lz4.puffin", flags=b"\x01\0\0\0")
     assert_one_line(run("inspect", lz4_bomb), 1, "--max-blob-size")
     # the worst a footer within the default limits can do: just under the value budget
-    near = footer_file(tmp_path, b'{"blobs":[],"x":[' + b"[]," * 1_000_000 + b"[]],"
+    near = footer_file(tmp_path, b'{"blobs":[],"x":[' + b"[]," * 500_000 + b"[]],"
                        b'"y":"' + b"z" * (50 << 20) + b'"}', "near.puffin")
-    for command in ("inspect", "validate"):
-        assert_clean(run(command, near))
+    for command in (("inspect",), ("inspect", "--json"), ("validate",)):
+        assert_clean(run(*command, near), 0)
 
 
 def test_compressed_blob_bombs(tmp_path: Path) -> None:

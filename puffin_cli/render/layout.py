@@ -1,6 +1,7 @@
 """Lines of the human views (``puffin inspect``, ``puffin table``) fitted to the console's width.
 
-Nothing is cut off: text folds onto further lines at a space, else after a ``/`` (so a path
+Nothing is cut off (but values longer than :data:`MAX_SHOWN` characters, which are counted):
+text folds onto further lines at a space, else after a ``/`` (so a path
 breaks between names, mid-name only when one name is longer than a line), else where the line
 is full. Styled text keeps its styles across the fold, and no line ends in blanks.
 A label row shows its value from column :data:`LABEL_WIDTH`, continuation lines in that column.
@@ -77,6 +78,19 @@ def fold_text(text: Text, width: int, first: int | None = None, *,
     return [pieces[2 * i + 1] for i in range(len(spans))]
 
 
+# The most characters of one value a human view shows (hostile footers and metadata may hold
+# values of many MiB); the rest is counted, and --json has it all.
+MAX_SHOWN = 1 << 16
+
+
+def clip(text: Text) -> Text:
+    """``text`` cut to :data:`MAX_SHOWN` characters, saying how many more there are."""
+    if len(text) <= MAX_SHOWN:
+        return text
+    more = len(text) - MAX_SHOWN
+    return text[:MAX_SHOWN] + Text(f"… ({more:,} more characters; --json shows all)", style="dim")
+
+
 def plain_lines(console: Console, lines: list[str]) -> None:
     """Lines written as they are: no style, no folding (paths stay whole for copying)."""
     console.file.write("".join(line + "\n" for line in lines))
@@ -92,7 +106,7 @@ def print_folded(console: Console, text: str | Text, indent: int = 0, *, style: 
                  spaces: bool = True) -> None:
     """``text`` (in ``style`` when a plain string) folded on lines of its own, each starting in
     column ``indent``; ``spaces=False`` for a path, which then breaks only after a ``/``."""
-    styled = text if isinstance(text, Text) else Text(text, style=style)
+    styled = clip(text if isinstance(text, Text) else Text(text, style=style))
     for line in fold_text(styled, console.width - indent, spaces=spaces):
         print_line(console, Text(" " * indent) + line)
 
@@ -100,7 +114,7 @@ def print_folded(console: Console, text: str | Text, indent: int = 0, *, style: 
 def row(console: Console, label: str, value: str | Text) -> None:
     """A label, then the value folded from column :data:`LABEL_WIDTH`. A label too long to
     leave two blanks before that column is on a line of its own, the value on the next."""
-    text = value if isinstance(value, Text) else Text(value)
+    text = clip(value if isinstance(value, Text) else Text(value))
     head = label
     if cell_len(label) > LABEL_WIDTH - 2:
         print_folded(console, label, spaces=False)
