@@ -342,6 +342,20 @@ def test_dv_of_millions_of_empty_bitmaps(tmp_path: Path) -> None:
                          timeout=300))
 
 
+def test_dv_of_millions_of_tiny_bitmaps(tmp_path: Path) -> None:
+    count = 2_900_000  # one position per 32-bit bitmap: ~60 MiB, within --max-blob-size
+    one = struct.pack("<IIHHIH", 12346, 1, 0, 0, 16, 7)
+    vector = struct.pack("<Q", count) + b"".join(struct.pack("<I", k) + one
+                                                 for k in range(count))
+    body = b"\xd1\xd3\x39\x64" + vector
+    data = struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body))
+    path = one_blob(tmp_path, data, type=DV, fields=[2147483645], snapshot_id=-1,
+                    sequence_number=-1,
+                    properties={"referenced-data-file": "x", "cardinality": str(count)})
+    assert_one_line(run("inspect", path, timeout=300), 1, "non-empty 32-bit bitmaps")
+    assert_clean(run("validate", path, timeout=300), 1)
+
+
 def test_table_dvs_are_read_within_max_blob_size(tmp_path: Path, base_table: Path) -> None:
     table, _ = table_copy(base_table, tmp_path / "t")
     outcome = run("table", "--max-blob-size", "16", table)

@@ -154,6 +154,11 @@ def walk_vector(walk: Walk, start: int, end: int) -> tuple[BitmapLayout, ...] | 
             if layout is None:
                 return None
             layouts.append(layout)
+            if len(layouts) > MAX_BITMAPS:
+                walk.add("blob.too-large", f"the vector holds more than {MAX_BITMAPS:,} "
+                         "non-empty 32-bit bitmaps (positions spread over more than 2^48); "
+                         "puffin-cli does not decode that many (each costs about 2 KiB)", pos)
+                return None
             pos += KEY_BYTES + layout.serialized_bytes
     except _Truncated:
         return None
@@ -173,6 +178,9 @@ _EMPTY_RUN_MAX = 1 << 16
 # Empty bitmaps are listed in the layout (inspect --json shows them) up to this many; beyond,
 # they are checked and counted in the vector's size but not kept one object each.
 MAX_EMPTY_LAYOUTS = 1 << 16
+# Non-empty bitmaps decoded at most: a bitmap costs ~2 KiB to walk and decode, and Iceberg Java
+# itself reads keys only up to 2^31 - 2 into an array; a real vector has a handful.
+MAX_BITMAPS = 1 << 16
 
 
 def _empty_bitmaps(buf: bytes, pos: int, end: int, most: int) -> Any:
