@@ -96,6 +96,9 @@ def test_int_string_limit_everywhere(tmp_path: Path, base_table: Path) -> None:
                      positions), 1, 2)
     ndv = one_blob(tmp_path, b"", type="t", properties={"ndv": BIG_INT})
     assert_clean(run("validate", ndv))
+    spec = write(tmp_path / "spec.json", b'{"blobs":[{"dv":{"referenced-data-file":"f",'
+                 b'"positions":"1"},"snapshot-id":' + BIG_INT.encode() + b"}]}")
+    assert_one_line(run("write", tmp_path / "s.puffin", "--spec", spec), 1, "spec")
 
 
 def test_lone_surrogates_and_non_utf8_names_are_shown_escaped(tmp_path: Path) -> None:

@@ -27,14 +27,19 @@ def value_count(data: bytes) -> int:
     return 1 + sum(data.count(token) for token in _STRUCTURE)
 
 
-def check_size(size: int, limit: int, *, what: str, option: str, code: str) -> None:
-    """Refuse ``size`` bytes of ``what`` above ``limit`` (raised with ``option``)."""
+def _raise(option: str | None) -> str:
+    return f"raise {option} to read it" if option else "a fixed limit"
+
+
+def check_size(size: int, limit: int, *, what: str, option: str | None, code: str) -> None:
+    """Refuse ``size`` bytes of ``what`` above ``limit`` (raised with ``option``, if any)."""
     if size > limit:
         raise LimitError(f"{what} of {size:,} bytes is larger than the limit of {limit:,} "
-                         f"bytes (raise {option} to read it)", code=code)
+                         f"bytes ({_raise(option)})", code=code)
 
 
-def loads(data: bytes, *, limit: int, option: str, what: str, code: str = "json.syntax") -> Any:
+def loads(data: bytes, *, limit: int, option: str | None, what: str,
+          code: str = "json.syntax") -> Any:
     """Parse ``data`` (UTF-8 JSON) within ``limit`` bytes and ``limit // BYTES_PER_VALUE``
     values; errors name ``what`` and, for limits, ``option``."""
     check_size(len(data), limit, what=what, option=option, code=code)
@@ -42,8 +47,8 @@ def loads(data: bytes, *, limit: int, option: str, what: str, code: str = "json.
     budget = max(limit // BYTES_PER_VALUE, 1)
     if values > budget:
         raise LimitError(f"{what} holds up to {values:,} JSON values, more than the "
-                         f"{budget:,} allowed (one per {BYTES_PER_VALUE} bytes of {option}; "
-                         f"raise {option} to read it)", code=code)
+                         f"{budget:,} allowed (one per {BYTES_PER_VALUE} bytes of "
+                         f"{option or 'its size limit'}; {_raise(option)})", code=code)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,7 @@ from puffin_cli.analysis.write.plan import (
     spec_error,
 )
 from puffin_cli.blobs.iceberg_values import IcebergType
+from puffin_cli.format import jsonload
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import json_kind
 from puffin_cli.format.spec import (
@@ -424,9 +424,10 @@ def load_spec(path: str, *, compress: str | None = None, uuid_as_string: bool = 
     except UnicodeDecodeError as exc:
         raise PuffinError(f"spec is not UTF-8: {exc.reason} at byte {exc.start}",
                           code="spec.read", path=path) from None
+    del text  # checked as UTF-8; parsed within its limits below
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise PuffinError(f"spec is not valid JSON: {exc.msg} at line {exc.lineno} column "
-                          f"{exc.colno}", code="spec.json", path=path) from None
+        doc = jsonload.loads(raw, limit=MAX_SPEC_BYTES, option=None, what="spec",
+                             code="spec.json")
+    except PuffinError as exc:
+        raise exc.with_path(path) from None
     return _Spec(path, base_dir, compress, uuid_as_string).document(doc)
