@@ -46,10 +46,11 @@ def cli(ctx: click.Context, debug: bool, color: bool | None) -> None:
 
     \b
     Exit codes:
-      0  everything is fine
-      1  a file is bad or a check failed
-      2  usage error (bad option or argument)
-      3  internal error (a bug in puffin-cli; please report it)
+      0    everything is fine
+      1    a file is bad, a limit was hit, I/O failed, or a check failed
+      2    usage error (bad option or argument)
+      3    internal error (a bug in puffin-cli; please report it)
+      130  interrupted (Ctrl-C); 143 terminated (SIGTERM)
     """
     chosen = ctx.obj if isinstance(ctx.obj, Settings) else Settings()
     chosen.debug = chosen.debug or debug
