@@ -1,4 +1,7 @@
-"""Make helper packages under tests/ (e.g. ``interop``) importable from test modules."""
+"""Make helper packages under tests/ (e.g. ``interop``) importable from test modules; the
+session's S3 server; and the code of every finding made in this process, recorded for
+tests/test_finding_codes.py, which compares them with the documented codes after every other
+test."""
 
 import sys
 from collections.abc import Iterator
@@ -6,6 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.findings import Finding
 
 _TESTS_DIR = str(Path(__file__).resolve().parent)
 if _TESTS_DIR not in sys.path:
@@ -19,3 +25,29 @@ def s3_server() -> Iterator[Any]:
     from s3server import served
 
     yield from served()
+
+
+EMITTED: set[str] = set()  # codes of findings made
+RAISED: set[str] = set()  # codes of errors made (validate turns format errors into findings)
+_make_finding = Finding.__init__
+_make_error = PuffinError.__init__
+
+
+def _recording_finding(self: Finding, *args: Any, **kwargs: Any) -> None:
+    _make_finding(self, *args, **kwargs)
+    EMITTED.add(self.code)
+
+
+def _recording_error(self: PuffinError, *args: Any, **kwargs: Any) -> None:
+    _make_error(self, *args, **kwargs)
+    RAISED.add(self.code)
+
+
+Finding.__init__ = _recording_finding  # type: ignore[method-assign]
+PuffinError.__init__ = _recording_error  # type: ignore[method-assign]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The finding-code comparison runs last, after every test that makes findings."""
+    last = [i for i in items if i.path.name == "test_finding_codes.py"]
+    items[:] = [i for i in items if i.path.name != "test_finding_codes.py"] + last

@@ -102,6 +102,33 @@ def test_missing_file_is_a_finding_not_an_exception(tmp_path: Path) -> None:
     assert report.file_size is None
 
 
+def test_a_read_failing_after_the_footer_is_file_read(monkeypatch: pytest.MonkeyPatch,
+                                                     tmp_path: Path) -> None:
+    """An I/O error once the file is open and its footer read (a disk error, a file cut
+    under us) is one file.read finding at that point, not an exception."""
+    import errno
+    import os
+
+    sample = tmp_path / "big.puffin"
+    with PuffinWriter(sample) as writer:  # a blob beyond the footer's tail read
+        writer.add_blob("opaque-v1", bytes(4 << 20), fields=[1])
+        writer.finish()
+    reads: list[int] = []
+    pread = os.pread
+
+    def failing(fd: int, length: int, offset: int) -> bytes:
+        reads.append(offset)
+        if len(reads) > 1:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return pread(fd, length, offset)
+
+    monkeypatch.setattr(os, "pread", failing)
+    report = validate_file(sample)
+    assert [(f.code, f.severity) for f in report.findings] == [("file.read", Severity.ERROR)]
+    assert "Input/output error" in report.findings[0].message
+    assert len(reads) == 2
+
+
 def test_encrypted_file(tmp_path: Path) -> None:
     report = validate_file(put(tmp_path, b"AGS1" + bytes(100)))
     assert codes(report) == ["file.encrypted"]
