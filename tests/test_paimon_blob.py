@@ -439,3 +439,21 @@ def test_write_never_replaces_a_file_without_force(
     assert code == 1 and "exists" in err and target.read_bytes() == b"keep me"
     code, _, _ = run_main(capsysbinary, "write", str(target), "--entry", entry, "--force")
     assert code == 0 and target.read_bytes() == build([b"new"])
+
+
+def test_nested_indexes_beyond_the_memory_limit_are_not_read() -> None:
+    """An ARRAY payload whose element index could decode to more than the limit is one
+    paimon.nested.too-large finding, at its index lengths, and nothing of it is decoded."""
+    index = bytes(10)  # ten one-byte lengths
+    payload = struct.pack("<IBI", 0x41424342, 1, 10) + index + struct.pack("<I", len(index))
+    reads: list[tuple[int, int]] = []
+
+    def read(offset: int, length: int) -> bytes:
+        reads.append((offset, length))
+        return payload[offset:offset + length]
+
+    (finding,) = pb.check_nested(read, 0, len(payload), 3, memory_limit=16)
+    assert finding.code == "paimon.nested.too-large"
+    assert finding.offset == len(payload) - 4 and finding.blob_index == 3
+    assert finding.message.startswith("row 3: ARRAY<BLOB> indexes of 10 bytes may decode to ")
+    assert (9, 10) not in reads  # the index itself was not read
