@@ -228,3 +228,10 @@ def test_quick_inspect_leaves_everything_else_to_click() -> None:
                  ["inspect", "--limit", "3", STATS], ["inspect", "-", STATS],
                  ["validate", STATS]):
         assert quick_inspect(args) is None, args
+
+
+@pytest.mark.parametrize("args", [[], ["stats"]])
+def test_a_group_without_a_command_shows_its_help(args: list[str]) -> None:
+    code, out, err = invoke(*args)
+    assert code == 2 and out == ""
+    assert err.startswith("Usage: ") and "Commands:" in err

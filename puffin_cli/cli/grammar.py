@@ -143,8 +143,12 @@ class ShortUsageError(click.UsageError):
             click.echo(line, file=file, err=True)
 
 
-def _short(exc: click.UsageError) -> ShortUsageError:
-    return exc if isinstance(exc, ShortUsageError) else ShortUsageError(exc)
+def _short(exc: click.UsageError) -> click.UsageError:
+    """``exc`` as two lines; a group run without a command keeps its help (click's
+    ``NoArgsIsHelpError``)."""
+    if isinstance(exc, (ShortUsageError, click.exceptions.NoArgsIsHelpError)):
+        return exc
+    return ShortUsageError(exc)
 
 
 class Group(click.Group):
