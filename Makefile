@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# Azurite (the Azure Storage emulator, npm) for the Azure tests, project-local
+AZURITE := .npm-tools/node_modules/.bin/azurite-blob
 
 .PHONY: setup test demo samples bench lint clean
 
@@ -14,13 +16,16 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev,spark,catalog]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+$(AZURITE):
+	npm install --prefix .npm-tools --no-audit --no-fund --loglevel=error azurite@3.35.0
+
+setup: $(STAMP) $(AZURITE)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check puffin_cli tests benchmarks samples
 	$(VENV)/bin/mypy
 
-test: lint
+test: lint $(AZURITE)
 	$(PY) -m pytest -q
 
 demo: $(STAMP)
@@ -34,4 +39,4 @@ bench: $(STAMP)
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .bench
+	rm -rf $(VENV) .npm-tools .pytest_cache .mypy_cache .ruff_cache .bench

@@ -27,6 +27,19 @@ def s3_server() -> Iterator[Any]:
     yield from served()
 
 
+@pytest.fixture(scope="session")
+def azurite() -> Iterator[Any]:
+    """Azurite's blob service (npm, installed by ``make setup``) on 127.0.0.1, started once
+    for the session and stopped at its end (tests/azurite.py)."""
+    from azurite import start
+
+    server = start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 EMITTED: set[str] = set()  # codes of findings made
 RAISED: set[str] = set()  # codes of errors made (validate turns format errors into findings)
 _make_finding = Finding.__init__

@@ -216,6 +216,9 @@ class RemoteInput(InputFile):
             _fail(exc, self.location, self.target)
 
     def _read_tail(self, length: int) -> bytes:
+        if self._size is None and self.target.kind == "azure":
+            # Azure Blob has no suffix ranges (obstore refuses them): one HEAD, one ranged GET
+            self.size  # noqa: B018
         if self._size is not None:
             want = min(length, self._size)
             return self._read(self._size - want, want) if want else b""
