@@ -185,9 +185,8 @@ def test_readme_catalog_example(tmp_path: Path) -> None:
     """The README's "Catalogs" example, run as written after the "Object stores" one (whose
     server and variables it continues), from a folder holding the samples."""
     import shutil
-    import signal
 
-    from test_object_store import SAMPLES, readme_scripts
+    from test_object_store import SAMPLES, readme_scripts, run_readme_script
 
     (objects,) = readme_scripts("Object stores")
     (catalogs,) = readme_scripts("Catalogs")
@@ -198,15 +197,9 @@ def test_readme_catalog_example(tmp_path: Path) -> None:
     env = {**keep, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
            "COLUMNS": "80", "NO_COLOR": "1", "AWS_EC2_METADATA_DISABLED": "true",
            "PYICEBERG_HOME": str(tmp_path)}
-    process = subprocess.Popen(["bash", "-c", objects + catalogs], cwd=tmp_path, env=env,
-                               text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=600)
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)  # the example's server
+    output, returncode = run_readme_script(objects + catalogs, tmp_path, env, 600)
     lines = output.splitlines()
-    assert process.returncode == 0, output
+    assert returncode == 0, output
     assert "  statistics       none registered for this snapshot or its ancestors" in lines
     assert "  id          1  long                      1,000  exact" in lines, output
     assert "  city        2  string                       37  exact" in lines, output

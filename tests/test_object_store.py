@@ -394,11 +394,35 @@ def readme_scripts(heading: str) -> list[str]:
     return re.findall(r"^```sh\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
 
 
+def run_readme_script(script: str, cwd: Path, env: dict[str, str],
+                      timeout: float) -> tuple[str, int]:
+    """Run README ``sh`` code as written, in a process group of its own; then stop what it left
+    running in the background (its S3 server on a fixed port) and wait, at most 10 s, until that
+    is gone, so that the next example can start its own server on the same port."""
+    import signal
+    import time
+
+    process = subprocess.Popen(["bash", "-c", script], cwd=cwd, env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    finally:
+        deadline = time.monotonic() + 10
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            while time.monotonic() < deadline:
+                os.killpg(process.pid, 0)  # raises once no process of the group is left
+                time.sleep(0.05)
+        except ProcessLookupError:
+            pass
+    return output, process.returncode
+
+
 def test_readme_object_store_example(tmp_path: Path) -> None:
     """The README's "Object stores" example, run as written (its own server on port 5055)
     from a folder holding the samples, with this checkout's commands on PATH."""
     import shutil
-    import signal
 
     (script,) = readme_scripts("Object stores")
     shutil.copytree(SAMPLES, tmp_path / "samples")
@@ -406,19 +430,13 @@ def test_readme_object_store_example(tmp_path: Path) -> None:
     keep = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "GOOGLE_"))}
     env = {**keep, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
            "COLUMNS": "80", "NO_COLOR": "1", "AWS_EC2_METADATA_DISABLED": "true"}
-    process = subprocess.Popen(["bash", "-c", script], cwd=tmp_path, env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=TIMEOUT)
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)  # the example's server
+    output, returncode = run_readme_script(script, tmp_path, env, TIMEOUT)
     lines = output.splitlines()
     assert "4 files checked (profile spec): 4 passed, 0 failed; 0 errors, 1 warning, 0 info" \
         in lines, output
     assert lines[-1] == ("puffin: error: s3://demo/out/dv.puffin: exists; use --force to "
                          "overwrite it"), output
-    assert process.returncode == 1
+    assert returncode == 1
     assert "file size        50,584 bytes" in output
     wrote = next(i for i, line in enumerate(lines)
                  if line.startswith("wrote s3://demo/out/dv.puffin: "))
