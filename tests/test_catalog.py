@@ -86,21 +86,22 @@ def test_configured_by_pyiceberg_yaml(sql_catalog: Any, tmp_path: Path,
     assert found.identifier == "db.events"
 
 
-@pytest.mark.parametrize(("args", "message"), [
+@pytest.mark.parametrize(("args", "message", "code"), [
     (("--catalog", "nowhere", "db.events"), "catalog 'nowhere' is not configured; configure "
      "it as pyiceberg does: a .pyiceberg.yaml in $PYICEBERG_HOME, ~ or the working directory, "
-     "or PYICEBERG_CATALOG__NOWHERE__URI and friends"),
-    (("--catalog", "test", "db.missing"), "catalog test: no table db.missing"),
-    (("--catalog", "test", "other.events"), "catalog test: no table other.events"),
-    (("--catalog", "test", "events"), "'events': expected a table identifier NAMESPACE.TABLE"),
+     "or PYICEBERG_CATALOG__NOWHERE__URI and friends", 2),
+    (("--catalog", "test", "db.missing"), "catalog test: no table db.missing", 1),
+    (("--catalog", "test", "other.events"), "catalog test: no table other.events", 1),
+    (("--catalog", "test", "events"), "'events': expected a table identifier NAMESPACE.TABLE",
+     2),
 ])
 def test_catalog_errors_are_one_line(sql_catalog: Any, args: tuple[str, ...], message: str,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+                                     code: int, capsys: pytest.CaptureFixture[str]) -> None:
     from puffin_cli.cli.main import main
 
     with pytest.raises(SystemExit) as exited:
         main(["table", *args])
-    assert exited.value.code == 1
+    assert exited.value.code == code  # a name that is no table identifier or catalog: usage
     assert capsys.readouterr().err == f"puffin: error: {message}\n"
 
 

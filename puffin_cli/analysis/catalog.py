@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from puffin_cli.analysis.table.commit import CommitResult, StatisticsFileEntry
 from puffin_cli.analysis.table.metadata import normalize_location
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.errors import ErrorKind, PuffinError
 from puffin_cli.format.spec import PUFFIN_SUFFIXES
 from puffin_cli.storage import is_remote
 
@@ -79,7 +79,8 @@ def load_catalog(name: str) -> Any:
     config = Config().get_catalog_config(name)
     if config is None:
         raise PuffinError(f"catalog {name!r} is not configured; "
-                          + CONFIG_HINT.format(name=name.upper()), code="catalog.config")
+                          + CONFIG_HINT.format(name=name.upper()), code="catalog.config",
+                          kind=ErrorKind.BAD_ARGUMENT)
     try:
         return module.load_catalog(name, **config)
     except Exception as exc:  # pyiceberg raises ValueError, its own errors, driver errors
@@ -90,7 +91,7 @@ def _identifier(text: str) -> tuple[str, ...]:
     parts = tuple(text.split("."))
     if len(parts) < 2 or not all(parts):
         raise PuffinError(f"{text!r}: expected a table identifier NAMESPACE.TABLE",
-                          code="catalog.identifier")
+                          code="catalog.identifier", kind=ErrorKind.BAD_ARGUMENT)
     return parts
 
 
