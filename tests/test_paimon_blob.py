@@ -18,6 +18,7 @@ from paimon_files import PLAIN_ROWS, build, corruptions
 from puffin_cli.analysis.validate import validate_file
 from puffin_cli.format import paimon_blob as pb
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.paimon_blob.index import _decode_exact as decode_exact
 
 
 def write(path: Path, data: bytes) -> Path:
@@ -55,7 +56,7 @@ def test_large_indexes_decode_as_the_exact_decoder_does(values: list[int], chunk
     assert len(data) >= pb.VECTOR_DECODE_BYTES
     decoded, problem = pb.decode_lengths(data)
     assert problem is None and list(decoded) == values
-    assert pb._decode_exact(data) == (decoded, None)
+    assert decode_exact(data) == (decoded, None)
     for bad in (data + b"\x80", data + b"\xff" * 10 + b"\x01"):
         assert pb.decode_lengths(bad)[1] is not None
 
