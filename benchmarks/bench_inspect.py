@@ -12,16 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from common import PUFFIN, median_wall, run_measured, sparse_puffin
-
-BARE_FOOTER_READER = r"""
-import json, os, struct, sys
-with open(sys.argv[1], "rb") as f:
-    f.seek(-12, os.SEEK_END)
-    size, _flags = struct.unpack("<i4s", f.read(8))
-    f.seek(-(12 + size), os.SEEK_END)
-    json.dumps(json.loads(f.read(size)))
-"""
+from common import BARE_FOOTER_READER, PUFFIN, median_wall, run_measured, sparse_puffin
 
 # Run inspect in-process after a warm-up on another file, so the count is the file's bytes only.
 BYTES_READ = r"""

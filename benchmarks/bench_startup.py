@@ -13,20 +13,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from common import PUFFIN, median_wall
+from common import BARE_FOOTER_READER, PUFFIN, median_wall
 
 ROOT = Path(__file__).resolve().parents[1]
 STATS = ROOT / "samples" / "stats.puffin"
 BLOBS = 1024
-
-BARE_FOOTER_READER = r"""
-import json, os, struct, sys
-with open(sys.argv[1], "rb") as f:
-    f.seek(-12, os.SEEK_END)
-    size, _flags = struct.unpack("<i4s", f.read(8))
-    f.seek(-(12 + size), os.SEEK_END)
-    json.dumps(json.loads(f.read(size)))
-"""
 
 
 def _many_blobs(path: Path) -> None:

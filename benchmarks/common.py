@@ -67,3 +67,14 @@ def sparse_puffin(path: Path, size: int) -> None:
         out.truncate(size - len(footer))
         out.seek(size - len(footer))
         out.write(footer)
+
+
+# The baseline of the inspect benches: seek to the footer, parse it and serialize it again.
+BARE_FOOTER_READER = r"""
+import json, os, struct, sys
+with open(sys.argv[1], "rb") as f:
+    f.seek(-12, os.SEEK_END)
+    size, _flags = struct.unpack("<i4s", f.read(8))
+    f.seek(-(12 + size), os.SEEK_END)
+    json.dumps(json.loads(f.read(size)))
+"""

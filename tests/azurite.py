@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from email.utils import formatdate
 from pathlib import Path
 
-from s3server import free_port
+from s3server import free_port, stop_process
 
 ACCOUNT = "devstoreaccount1"  # Azurite's well-known account and key (public, documented)
 KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -76,12 +76,7 @@ class Azurite:
         return self.request("GET", f"{container}/{key}")
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        stop_process(self.process)
         self.workspace.cleanup()
 
 

