@@ -19,6 +19,7 @@ import pytest
 from click.testing import CliRunner
 from interop.sparkenv import script_output
 from s3server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
+from test_catalog import assert_iceberg_sketches_committed
 from test_stats_spark import SCRIPT as STATS_SCRIPT
 from test_stats_spark import iceberg_statistics, read_blobs
 
@@ -144,12 +145,7 @@ def test_spark_built_table_uploaded_and_registered(
     local = tmp_path / "ours.stats"
     client.download_file(bucket, key_of(doc["statistics-path"], bucket), str(local))
     ours = read_blobs(local)
-    assert sorted(ours) == sorted(iceberg)
-    assert all(ours[f][1] == iceberg[f][1] for f in ours)
-    after = catalog.load_table("db.types_v2")
-    current = [s for s in after.metadata.statistics
-               if s.snapshot_id == after.metadata.current_snapshot_id]
-    assert [s.statistics_path for s in current] == [doc["statistics-location"]]
+    assert_iceberg_sketches_committed(ours, iceberg, catalog, doc)
 
 
 def test_executors_in_other_processes_read_the_objects_themselves(
