@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
 from puffin_cli.format import jsonload
 from puffin_cli.format.errors import ErrorKind, LimitError, PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.spec import CREATED_BY, DEFAULT_MAX_BLOB_SIZE, DEFAULT_TAIL_READ
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 _BLOB_KEYS = (
     "type",
@@ -28,6 +31,8 @@ _BLOB_KEYS = (
     "properties",
 )
 _REQUIRED_BLOB_KEYS = _BLOB_KEYS[:6]
+_BLOB_KEY_SET = frozenset(_BLOB_KEYS)
+_REQUIRED_BLOB_KEY_SET = frozenset(_REQUIRED_BLOB_KEYS)
 _FILE_KEYS = ("blobs", "properties")
 
 
@@ -128,6 +133,9 @@ class _Walk:
         return None if bad else dict(value)
 
     def blob(self, index: int, obj: Any) -> BlobMetadata | None:
+        well_formed = _well_formed_blob(obj)
+        if well_formed is not None:
+            return well_formed
         where = f"blob {index}"
         if not isinstance(obj, dict):
             self.add("json.type", f"{where} must be an object, found {json_kind(obj)}", blob=index)
@@ -182,6 +190,26 @@ class _Walk:
             properties=properties,
             extra=extra,
         )
+
+
+def _well_formed_blob(obj: Any) -> BlobMetadata | None:
+    """``obj`` as a blob entry when it has nothing for :meth:`_Walk.blob` to report (the
+    common case, checked in one pass: a footer may list thousands of blobs); else ``None``,
+    and the walk names each problem."""
+    if type(obj) is not dict or not _BLOB_KEY_SET.issuperset(obj) \
+            or not _REQUIRED_BLOB_KEY_SET.issubset(obj):
+        return None
+    kind, fields = obj["type"], obj["fields"]
+    numbers = (obj["snapshot-id"], obj["sequence-number"], obj["offset"], obj["length"])
+    codec = obj.get("compression-codec")
+    properties = obj.get("properties", {})
+    if type(kind) is not str or type(fields) is not list or type(properties) is not dict \
+            or (codec is not None and type(codec) is not str) \
+            or any(type(v) is not int for v in (*fields, *numbers)) \
+            or numbers[2] < 0 or numbers[3] < 0 \
+            or any(type(v) is not str for v in properties.values()):
+        return None
+    return BlobMetadata(kind, tuple(fields), *numbers, codec, dict(properties), {})
 
 
 def json_kind(value: Any) -> str:
