@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from enum import Enum
-from typing import Any, TextIO
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 # The version of each command's document: it grows when a key is removed or renamed or a
 # value changes meaning (adding keys does not change it). docs/json.md documents each.
@@ -26,32 +30,47 @@ SCHEMA_VERSIONS = {
     "scan": 1,
 }
 
-# dataclass type -> [(attribute, key)], computed once per type.
-_FIELDS: dict[type, list[tuple[str, str]]] = {}
-
-
-def _fields_of(cls: type) -> list[tuple[str, str]]:
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = [(f.name, f.name.replace("_", "-")) for f in dataclasses.fields(cls)]
-        _FIELDS[cls] = names
-    return names
+# type -> the function that makes its values JSON-able, built once per type.
+_CONVERTERS: dict[type, Callable[[Any], Any]] = {}
+# Values that are JSON as they are (checked inline: most values of a document are these).
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 def to_jsonable(value: Any) -> Any:
-    if value is None or type(value) in (str, int, float, bool):
+    kind = type(value)
+    if kind in _PLAIN:
         return value
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {key: to_jsonable(getattr(value, name)) for name, key in _fields_of(type(value))}
-    if isinstance(value, Enum):
-        return to_jsonable(value.value)
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).hex()
-    return value
+    convert = _CONVERTERS.get(kind)
+    if convert is None:
+        convert = _CONVERTERS[kind] = _converter(kind)
+    return convert(value)
+
+
+def _converter(kind: type) -> Callable[[Any], Any]:
+    """How to make a value of type ``kind`` JSON-able: dataclasses become objects with
+    kebab-case keys in field order, enums their value, dicts string-keyed objects, tuples and
+    lists lists, bytes lowercase hex; anything else is left as it is."""
+    plain = _PLAIN
+    if dataclasses.is_dataclass(kind):
+        fields = [(f.name, f.name.replace("_", "-")) for f in dataclasses.fields(kind)]
+
+        def convert(value: Any) -> Any:
+            out = {}
+            for name, key in fields:
+                item = getattr(value, name)
+                out[key] = item if type(item) in plain else to_jsonable(item)
+            return out
+        return convert
+    if issubclass(kind, Enum):
+        return lambda value: to_jsonable(value.value)
+    if issubclass(kind, dict):
+        return lambda value: {str(k): v if type(v) in plain else to_jsonable(v)
+                              for k, v in value.items()}
+    if issubclass(kind, (list, tuple)):
+        return lambda value: [v if type(v) in plain else to_jsonable(v) for v in value]
+    if issubclass(kind, (bytes, bytearray)):
+        return lambda value: bytes(value).hex()
+    return lambda value: value
 
 
 def document(command: str, result: Any) -> dict[str, Any]:
@@ -69,6 +88,7 @@ def document(command: str, result: Any) -> dict[str, Any]:
 def write(document: Any, out: TextIO, *, indent: bool = True) -> None:
     """Write an already JSON-able ``document`` and a newline, in one write: indented by two
     blanks, or on one line (Python's C encoder: many times faster on big documents)."""
-    text = json.dumps(document, ensure_ascii=False, indent=2 if indent else None,
+    text = json.dumps(document, ensure_ascii=False, check_circular=False,
+                      indent=2 if indent else None,
                       separators=None if indent else (",", ":"))
     out.write(text + "\n")
