@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 from helpers import SAMPLES, blob_entry, footer_payload, puffin_bytes
 
-from puffin_cli.analysis import inspection
+from puffin_cli import blobs
 from puffin_cli.analysis.inspection import inspect_files
 from puffin_cli.blobs.deletion_vector import (
     bitmap_from_ranges,
@@ -472,7 +472,7 @@ class _FutureHandler:
 
 def test_a_summary_of_an_unknown_kind_is_shown_field_by_field(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(inspection, "handler_for", lambda type_name: _FutureHandler())
+    monkeypatch.setattr(blobs, "handler_for", lambda type_name: _FutureHandler())
     path = tmp_path / "future.puffin"
     path.write_bytes(puffin_bytes(footer_payload([blob_entry(4, 5, type="future-blob-v1")]),
                                   blob_data=b"hello"))

@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
 
-from puffin_cli.blobs import BlobSummary, SummaryOptions, handler_for
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata, FooterInfo
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE, PUFFIN_SUFFIXES
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import Any
+
     from puffin_cli.analysis.paimon import PaimonFileReport
+    from puffin_cli.blobs import BlobSummary
     from puffin_cli.storage import FileIO
 
 
@@ -160,7 +162,10 @@ def inspect_file(location: str | os.PathLike[str], *, decode: bool = True, limit
     ``limit`` bounds lists in summaries (e.g. deletion-vector ranges); ``footer_size`` is
     Iceberg's ``file-footer-size-in-bytes``, making the metadata read exactly the footer.
     """
-    options = SummaryOptions(limit=limit)
+    if decode:  # the blob handlers (and what they import) only when blobs are decoded
+        from puffin_cli.blobs import SummaryOptions, handler_for
+
+        options = SummaryOptions(limit=limit)
     with PuffinReader(location, footer_size=footer_size, max_blob_size=max_blob_size,
                       fileio=fileio) as reader:
         metadata = reader.metadata

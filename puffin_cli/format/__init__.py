@@ -7,9 +7,11 @@ catches) does not load the reader and writer too.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import Any
+
     from puffin_cli.format.errors import BlobTooLargeError, EncryptedFileError, PuffinError
     from puffin_cli.format.findings import Finding, Severity
     from puffin_cli.format.metadata import BlobMetadata, FileMetadata, FooterInfo

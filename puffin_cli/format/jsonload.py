@@ -14,9 +14,12 @@ nesting deeper than the recursion limit) is one :class:`PuffinError` of kind bad
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from puffin_cli.format.errors import LimitError, PuffinError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import Any
 
 BYTES_PER_VALUE = 64
 _STRUCTURE = (b",", b"[", b"{", b":")

@@ -10,14 +10,17 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
 
 from puffin_cli.render import jsonout
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
+    from typing import Any, TextIO
+
     from rich.console import Console
 
-HumanView = Callable[[Any, "Console"], None]
+    HumanView = Callable[[Any, Console], None]
+
 
 
 def emit(command: str, result: Any, human: str | None, *, as_json: bool,

@@ -4,18 +4,21 @@ docstring."""
 
 from __future__ import annotations
 
+import _thread
 import io
 import os
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import IO, Any
 from urllib.parse import unquote, urlparse
 
 from puffin_cli.format.errors import ErrorKind, PuffinError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 LOCAL_SCHEMES = ("", "file")
 REMOTE_SCHEMES = ("s3", "s3a", "s3n", "gs", "gcs", "abfss", "abfs", "az", "adl", "http", "https")
@@ -285,7 +288,7 @@ class FileIO:
     def __init__(self, properties: Mapping[str, str] | None = None) -> None:
         self.properties: dict[str, str] = dict(properties or {})
         self._stores: dict[Any, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def __getstate__(self) -> dict[str, Any]:
         return {"properties": self.properties}

@@ -9,11 +9,11 @@ and cannot unwind.
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import os
-import threading
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()
 _temp_files: set[str] = set()
 
 

@@ -8,7 +8,6 @@ import os
 import stat as _st
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import IO, Any
 
 from puffin_cli.storage import cleanup
 from puffin_cli.storage.base import (
@@ -19,6 +18,10 @@ from puffin_cli.storage.base import (
     has_magic,
     local_path,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 
 def _kind_name(mode: int) -> str:
