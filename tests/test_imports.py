@@ -67,3 +67,30 @@ def test_only_catalog_commands_load_pyiceberg(tmp_path: Path) -> None:
 def test_format_package_exports_resolve() -> None:
     for name in puffin_cli.format.__all__:
         assert getattr(puffin_cli.format, name).__name__ == name
+
+
+def test_known_blob_modules_match_the_scan() -> None:
+    """KNOWN_MODULES (the fast lookup) names exactly the handler modules the scan finds."""
+    import importlib
+
+    from puffin_cli import blobs
+
+    scanned = blobs._load()
+    assert sorted(blobs.KNOWN_MODULES) == sorted(scanned)
+    for type_name, module in blobs.KNOWN_MODULES.items():
+        handler = importlib.import_module(f"puffin_cli.blobs.{module}").HANDLER
+        assert handler is scanned[type_name] is blobs.handler_for(type_name)
+
+
+def test_inspecting_sketches_imports_no_other_blob_module() -> None:
+    """A file of Theta sketches imports the Theta handler only: not the deletion-vector
+    modules, nor the Iceberg value serializers that computing sketches needs."""
+    probe = ("import sys\nfrom puffin_cli.cli.main import main\ntry:\n    main(sys.argv[1:])\n"
+             "except SystemExit:\n    pass\nprint(sorted(m for m in sys.modules"
+             " if m.startswith('puffin_cli.blobs.')), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", probe, "inspect", str(SAMPLES / "stats.puffin")],
+                          capture_output=True, text=True, check=True)
+    loaded = done.stderr.strip().splitlines()[-1]
+    assert "puffin_cli.blobs.theta.handler" in loaded
+    assert "deletion_vector" not in loaded
+    assert "iceberg_values" not in loaded

@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from puffin_cli.blobs.iceberg_values import IcebergType, serialize_array, serialize_values
-
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
     UInt64Array = npt.NDArray[np.uint64]
+
+    from puffin_cli.blobs.iceberg_values import IcebergType
 
 
 
@@ -191,6 +191,9 @@ def hash_iceberg_values(iceberg_type: IcebergType, values: Any) -> UInt64Array:
     timestamps) takes the vectorized path; anything else is serialized value by value.
     """
     import numpy as np
+
+    # here, not at the top: reading a sketch (compact.py imports the seed) needs no values
+    from puffin_cli.blobs.iceberg_values import serialize_array, serialize_values
 
     if isinstance(values, np.ndarray) and (iceberg_type.numpy_dtype is not None
                                            or iceberg_type.name == "boolean"):

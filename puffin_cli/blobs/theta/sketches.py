@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.blobs.theta.compact import MAX_THETA, CompactTheta
 from puffin_cli.blobs.theta.hashing import hash_iceberg_values
 
@@ -37,6 +36,8 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     UInt64Array = npt.NDArray[np.uint64]
+
+    from puffin_cli.blobs.iceberg_values import IcebergType
 
 
 
@@ -180,6 +181,8 @@ def build_theta_blob(iceberg_type: IcebergType | str,
     import numpy as np
 
     if isinstance(iceberg_type, str):
+        from puffin_cli.blobs.iceberg_values import IcebergType
+
         iceberg_type = IcebergType.parse(iceberg_type)
     if not isinstance(values, np.ndarray):
         values = [v for v in values if v is not None]
