@@ -99,6 +99,11 @@ def plain_lines(console: Console, lines: list[str]) -> None:
 def print_line(console: Console, line: Text) -> None:
     """One line already fitted to the width: printed as is, without trailing blanks."""
     line.rstrip()
+    if console.no_color and "\t" not in line.plain:
+        # Nothing to style and nothing for rich to expand: its characters are what it would
+        # print (many times faster than rendering, for views of thousands of lines).
+        console.file.write(line.plain + "\n")
+        return
     console.print(line, no_wrap=True, overflow="ignore", crop=False)
 
 
