@@ -207,12 +207,13 @@ def test_spark_built_table_registered_in_the_catalog(sql_catalog: Any, spark: An
 
 
 def assert_iceberg_sketches_committed(ours: dict[Any, Any], iceberg: dict[Any, Any],
-                                      catalog: Any, doc: dict[str, Any]) -> None:
+                                      catalog: Any, doc: dict[str, Any],
+                                      identifier: str = "db.types_v2") -> None:
     """Our blobs carry Iceberg's sketch bytes for the same fields, and the catalog's current
-    snapshot of db.types_v2 lists exactly the statistics file the command wrote."""
+    snapshot of ``identifier`` lists exactly the statistics file the command wrote."""
     assert sorted(ours) == sorted(iceberg)
     assert all(ours[f][1] == iceberg[f][1] for f in ours)
-    after = catalog.load_table("db.types_v2")
+    after = catalog.load_table(identifier)
     current = [s for s in after.metadata.statistics
                if s.snapshot_id == after.metadata.current_snapshot_id]
     assert [s.statistics_path for s in current] == [doc["statistics-location"]]

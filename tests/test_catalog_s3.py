@@ -121,31 +121,34 @@ def test_table_stats_commit_and_scan_in_the_object_store(
         (1, 2, 0, [orphan])
 
 
+@pytest.mark.parametrize("name", ["types_v2", "orc_v2", "avro_v2"])
 def test_spark_built_table_uploaded_and_registered(
         s3_catalog: tuple[Any, str, dict[str, str]], s3_server: S3Server, spark: Any,
-        tmp_path: Path) -> None:
-    """A format 2 table written by Spark + Iceberg, its files uploaded to the bucket and its
-    metadata registered: read from the store (--relocate maps its original location there),
-    the sketches are Iceberg's own, byte for byte, and the commit goes through the catalog."""
+        tmp_path: Path, name: str) -> None:
+    """A format 2 table written by Spark + Iceberg (Parquet, ORC or Avro data files, with
+    position delete files), its files uploaded to the bucket and its metadata registered:
+    read from the store (--relocate maps its original location there), with each file's
+    field IDs read from the object itself, the sketches are Iceberg's own, byte for byte, and
+    the commit goes through the catalog."""
     catalog, bucket, _ = s3_catalog
     built = script_output(STATS_SCRIPT, "stats-tables", "build")
-    source = built / "warehouse" / "db" / "types_v2"
+    source = built / "warehouse" / "db" / name
     _, iceberg = iceberg_statistics(source)
     client = s3_server.client()
-    prefix = f"s3://{bucket}/spark/types_v2"
+    prefix = f"s3://{bucket}/spark/{name}"
     for path in sorted(p for p in source.rglob("*") if p.is_file()):
-        client.upload_file(str(path), bucket, f"spark/types_v2/{path.relative_to(source)}")
+        client.upload_file(str(path), bucket, f"spark/{name}/{path.relative_to(source)}")
     metadata = Path(current_metadata_file(source))
-    catalog.register_table(("db", "types_v2"), f"{prefix}/metadata/{metadata.name}")
+    catalog.register_table(("db", name), f"{prefix}/metadata/{metadata.name}")
     original = json.loads(metadata.read_text())["location"]
-    outcome = invoke("stats", "compute", "--catalog", "s3cat", "db.types_v2", "--commit",
+    outcome = invoke("stats", "compute", "--catalog", "s3cat", f"db.{name}", "--commit",
                      "--relocate", f"{original}={prefix}", "--master", "local[2]", "--json")
     assert outcome.exit_code == 0, outcome.output
     doc = json.loads(outcome.output)
     local = tmp_path / "ours.stats"
     client.download_file(bucket, key_of(doc["statistics-path"], bucket), str(local))
     ours = read_blobs(local)
-    assert_iceberg_sketches_committed(ours, iceberg, catalog, doc)
+    assert_iceberg_sketches_committed(ours, iceberg, catalog, doc, f"db.{name}")
 
 
 def test_executors_in_other_processes_read_the_objects_themselves(

@@ -153,15 +153,44 @@ def test_uuid_as_string_hashes_the_canonical_text(tmp_path: Path) -> None:
 def test_orc_values_by_names_and_nanosecond_timestamps(tmp_path: Path) -> None:
     local = str(tmp_path / "d.orc")
     ts = pa.array([1_700_000_000_123_456_789, -1, None], pa.timestamp("ns"))
-    po.write_table(pa.table({"a": pa.array([1, None, 3], pa.int32()), "t": ts,
-                             "d": pa.array(_DECIMALS_38[:3], pa.decimal128(38, 10))}), local)
-    names = ((7, "a"), (8, "t"), (9, "d"))
-    assert _hashes_of(local, "orc", _column(7, "long"), orc_names=names).tolist() == \
+    _write_orc(local, {7: ("a", pa.array([1, None, 3], pa.int32())), 8: ("t", ts),
+                       9: ("d", pa.array(_DECIMALS_38[:3], pa.decimal128(38, 10)))})
+    assert _hashes_of(local, "orc", _column(7, "long")).tolist() == \
         _expected("long", [1, 3]).tolist()
-    assert _hashes_of(local, "orc", _column(8, "timestamp"), orc_names=names).tolist() == \
+    assert _hashes_of(local, "orc", _column(8, "timestamp")).tolist() == \
         _expected("timestamp", [1_700_000_000_123_456, -1]).tolist()  # floor to micros
-    assert _hashes_of(local, "orc", _column(9, "decimal(38,10)"), orc_names=names).tolist() \
+    assert _hashes_of(local, "orc", _column(9, "decimal(38,10)")).tolist() \
         == _expected("decimal(38,10)", _DECIMALS_38[:3]).tolist()
+
+
+def _write_orc(local: str, columns: dict[int, tuple[str, pa.Array]], **options: Any) -> None:
+    """An ORC file as Iceberg writes one: each column's field ID in its ``iceberg.id`` type
+    attribute (pyarrow writes field metadata as ORC type attributes)."""
+    schema = pa.schema([pa.field(name, array.type, metadata={"iceberg.id": str(field_id)})
+                        for field_id, (name, array) in columns.items()])
+    po.write_table(pa.table([array for _, array in columns.values()], schema=schema), local,
+                   **options)
+
+
+def test_orc_columns_are_matched_by_their_iceberg_id_attributes(tmp_path: Path) -> None:
+    """The IDs come from the file itself: a column renamed in the table since (its name in
+    the file is the old one) is still found, and one with another ID is not."""
+    local = str(tmp_path / "d.orc")
+    _write_orc(local, {3: ("old_name", pa.array([5, 6], pa.int64())),
+                       4: ("other", pa.array([7, 8], pa.int64()))})
+    assert _hashes_of(local, "orc", _column(3, "long")).tolist() == \
+        _expected("long", [5, 6]).tolist()
+    assert _hashes_of(local, "orc", _column(5, "long")).tolist() == []
+
+
+def test_an_orc_iceberg_id_that_is_no_number_is_one_clear_error(tmp_path: Path) -> None:
+    local = str(tmp_path / "bad.orc")
+    schema = pa.schema([pa.field("a", pa.int64(), metadata={"iceberg.id": "seven"})])
+    po.write_table(pa.table([pa.array([1], pa.int64())], schema=schema), local)
+    with pytest.raises(PuffinError) as err:
+        _hashes_of(local, "orc", _column(7, "long"))
+    assert err.value.code == "stats.read"
+    assert "'a' has the iceberg.id attribute 'seven', not a field ID" in str(err.value)
 
 
 _AVRO_SCHEMA = {"type": "record", "name": "r", "fields": [
@@ -521,13 +550,12 @@ def test_errors_name_the_file(tmp_path: Path) -> None:
 
 def test_orc_split_offsets_pick_stripes_and_count_earlier_rows(tmp_path: Path) -> None:
     local = str(tmp_path / "d.orc")
-    po.write_table(pa.table({"a": np.arange(50_000, dtype=np.int64)}), local,
-                   stripe_size=64 * 1024)
+    _write_orc(local, {1: ("a", pa.array(np.arange(50_000, dtype=np.int64)))},
+               stripe_size=64 * 1024)
     stripes = po.ORCFile(local).nstripes
     assert stripes >= 3
     offsets = tuple(range(3, 3 + 100 * stripes, 100))  # one per stripe, as the manifest has
-    spec = SliceSpec(local, local, "orc", 103, 100, split_offsets=offsets,
-                     orc_names=((1, "a"),))
+    spec = SliceSpec(local, local, "orc", 103, 100, split_offsets=offsets)
     batches = list(read_batches(spec, [_LONG_1]))
     rows_before = po.ORCFile(local).read_stripe(0).num_rows
     assert batches[0][0] == rows_before

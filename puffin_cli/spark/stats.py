@@ -25,7 +25,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +38,7 @@ from puffin_cli.format.writer import PuffinWriter
 from puffin_cli.storage import join
 
 if TYPE_CHECKING:
-    from puffin_cli.analysis.stats.sketch_task import TaskSpec
-    from puffin_cli.analysis.stats.task_groups import TaskGroup
+    pass
 
 Progress = Callable[[int, int], None]  # (completed tasks, total tasks)
 
@@ -60,63 +59,6 @@ def planning_parallelism(spark: Any) -> int:
     larger of the default parallelism and ``spark.sql.shuffle.partitions``."""
     shuffle = int(spark.conf.get("spark.sql.shuffle.partitions", "200"))
     return max(int(spark.sparkContext.defaultParallelism), shuffle)
-
-
-def _has_orc_ids(kind: Any) -> bool:
-    """Whether an ORC type or any type in it has an ``iceberg.id`` (``ORCSchemaUtil.hasIds``)."""
-    return (kind.getAttributeValue("iceberg.id") is not None
-            or any(_has_orc_ids(child) for child in kind.getChildren() or []))
-
-
-def orc_field_names(spark: Any, local: str) -> dict[int, str] | None:
-    """Field ID -> column name of an ORC data file (Iceberg's ``iceberg.id`` type attribute,
-    which pyarrow does not expose: read here with the JVM's ORC reader); ``None`` when no type
-    of the file has one (Iceberg then reads it by name: :mod:`.analysis.stats.sketch_task`)."""
-    jvm = spark.sparkContext._jvm
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    orc = jvm.org.apache.orc.OrcFile
-    reader = orc.createReader(jvm.org.apache.hadoop.fs.Path(local), orc.readerOptions(conf))
-    try:
-        schema = reader.getSchema()
-        if not _has_orc_ids(schema):
-            return None
-        out = {}
-        for name, child in zip(schema.getFieldNames(), schema.getChildren(), strict=True):
-            value = child.getAttributeValue("iceberg.id")
-            if value is not None:
-                out[int(value)] = str(name)
-        return out
-    finally:
-        reader.close()
-
-
-def task_specs(spark: Any, plan: StatsPlan, groups: Sequence[TaskGroup], *,
-               uuid_as_string: bool = True) -> list[TaskSpec]:
-    """One :class:`TaskSpec` per Iceberg task group: its splits in order, each with the
-    deletes that apply to its data file."""
-    from puffin_cli.analysis.stats.data_files import SliceSpec
-    from puffin_cli.analysis.stats.sketch_task import TaskSpec
-
-    orc_names: dict[str, tuple[tuple[int, str], ...] | None] = {}
-    specs = []
-    for group in groups:
-        slices = []
-        for split in group.splits:
-            f = split.file
-            names = None
-            if f.file_format == "orc":
-                if f.location not in orc_names:
-                    found = orc_field_names(spark, f.local)
-                    orc_names[f.location] = None if found is None else tuple(sorted(found.items()))
-                names = orc_names[f.location]
-            slices.append(SliceSpec(
-                location=f.location, local=f.local, file_format=f.file_format,
-                start=split.start, length=split.length, split_offsets=f.split_offsets,
-                deletion_vector=f.deletion_vector, position_deletes=f.position_deletes,
-                equality_deletes=f.equality_deletes, orc_names=names,
-                name_mapping=plan.name_mapping, constants=f.constants))
-        specs.append(TaskSpec(tuple(slices), plan.columns, uuid_as_string))
-    return specs
 
 
 # --- the job ----------------------------------------------------------------------------------
@@ -164,11 +106,11 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True
                      progress: Progress | None = None) -> Sketches:
     """Run the one Spark job: a task per Iceberg task group, then the union of its partial
     sketches per column, as Iceberg's final aggregate does."""
-    from puffin_cli.analysis.stats.sketch_task import TaskFailure, run_task
+    from puffin_cli.analysis.stats.sketch_task import TaskFailure, run_task, task_specs
     from puffin_cli.analysis.stats.task_groups import plan_task_groups
     from puffin_cli.spark.session import ship_package
     groups = plan_task_groups(plan, planning_parallelism(spark))
-    specs = task_specs(spark, plan, groups, uuid_as_string=uuid_as_string)
+    specs = task_specs(plan, groups, uuid_as_string=uuid_as_string)
     unions = [ThetaAccumulator() for _ in plan.columns]
     if not specs:
         return Sketches(tuple(u.result() for u in unions), 0)

@@ -7,12 +7,13 @@ Reading (columns are matched by Iceberg field ID; a column missing from a file r
   page if earlier, plus half the group's compressed size) lies in the split's byte range, as
   parquet-mr's range filter picks them; field IDs from the ``PARQUET:field_id`` metadata.
 - ORC: the stripes whose offset lies in the range (offsets from ``split_offsets``; a split
-  that is not the whole file needs them); column names from ``orc_names``.
+  that is not the whole file needs them); field IDs from Iceberg's ``iceberg.id`` type
+  attributes (pyarrow reads them into field metadata).
 - Avro: the blocks whose preceding sync marker starts in the range (Avro's
   ``DataFileReader.sync`` / ``pastSync``); field IDs from the writer schema's ``field-id``.
 
 A file with no field ID anywhere in its schema (Parquet ``PARQUET:field_id``, ORC ``iceberg.id``
-attributes: ``orc_names`` is then ``None``, Avro ``field-id``, ``element-id``, ``key-id``,
+attributes, Avro ``field-id``, ``element-id``, ``key-id``,
 ``value-id``) is read as Iceberg 1.10 reads it: its top-level columns get IDs by the table's
 name mapping (``name_mapping``: a column whose name is one of a field's names), and without one
 Parquet numbers them by position from 1 (``ParquetSchemaUtil.addFallbackIds``) while ORC and
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
 
 CHUNK_ROWS = 1 << 16
 PARQUET_FIELD_ID = b"PARQUET:field_id"
+ORC_FIELD_ID = b"iceberg.id"
 AVRO_SYNC_SIZE = 16
 WHOLE_FILE = 1 << 62  # a split length that covers any file
 
@@ -66,7 +68,6 @@ class SliceSpec:
     deletion_vector: DeletionVectorRef | None = None
     position_deletes: tuple[PositionDeleteFile, ...] = ()
     equality_deletes: tuple[EqualityDeleteFile, ...] = ()
-    orc_names: tuple[tuple[int, str], ...] | None = None  # ORC: field ID -> column name
     name_mapping: NameMapping | None = None  # the table's, for files without field IDs
     constants: tuple[tuple[int, Any], ...] = ()  # identity partition values by field ID
 
@@ -173,17 +174,43 @@ def _row_group_midpoint(rg: Any) -> int:
     return start + total // 2
 
 
+def orc_field_names(schema: Any, path: str) -> dict[int, str] | None:
+    """Field ID -> top-level column name of the ORC file at ``path`` with ``schema`` (its
+    pyarrow schema), from the ``iceberg.id`` type attributes; ``None`` when no type anywhere in
+    the file has one (``ORCSchemaUtil.hasIds``): the file is then read by name."""
+    if not any(_orc_has_ids(field) for field in schema):
+        return None
+    names = {}
+    for field in schema:
+        value = (field.metadata or {}).get(ORC_FIELD_ID)
+        if value is None:
+            continue
+        if not value.isdigit() or len(value) > 10:
+            raise PuffinError(f"ORC column {field.name!r} has the iceberg.id attribute "
+                              f"{value[:40].decode('utf-8', 'replace')!r}, not a field ID",
+                              code="stats.read", path=path)
+        names[int(value)] = field.name
+    return names
+
+
+def _orc_has_ids(field: Any) -> bool:
+    if field.metadata and ORC_FIELD_ID in field.metadata:
+        return True
+    kind = field.type
+    return any(_orc_has_ids(kind.field(i)) for i in range(kind.num_fields))
+
+
 def _orc_batches(s: SliceSpec, columns: Sequence[Column], whole: bool
                  ) -> Iterator[tuple[int, int, dict[int, Any]]]:
     import pyarrow.orc as po
 
     orc = po.ORCFile(default_io().open_reader(s.local))
-    in_file = orc.schema.names
-    if s.orc_names is None:  # no iceberg.id attribute in the file
-        names = _mapped(s, columns, in_file)
+    found = orc_field_names(orc.schema, s.local)
+    if found is None:  # no iceberg.id attribute in the file
+        names = _mapped(s, columns, orc.schema.names)
     else:
         ids = {c.field_id for c in columns}
-        names = {fid: name for fid, name in s.orc_names if fid in ids and name in in_file}
+        names = {fid: name for fid, name in found.items() if fid in ids}
     if whole:
         chosen = set(range(orc.nstripes))
     elif s.split_offsets is not None and len(s.split_offsets) == orc.nstripes:

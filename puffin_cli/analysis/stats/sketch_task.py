@@ -29,8 +29,13 @@ from puffin_cli.format.errors import PuffinError
 from puffin_cli.storage import FileIO, configure
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import numpy as np
     import numpy.typing as npt
+
+    from puffin_cli.analysis.stats.plan import StatsPlan
+    from puffin_cli.analysis.stats.task_groups import TaskGroup
 
     BoolArray = npt.NDArray[np.bool_]
     Int64Array = npt.NDArray[np.int64]
@@ -45,6 +50,20 @@ class TaskSpec:
     slices: tuple[SliceSpec, ...]
     columns: tuple[Column, ...]
     uuid_as_string: bool = False
+
+
+def task_specs(plan: StatsPlan, groups: Sequence[TaskGroup], *,
+               uuid_as_string: bool = True) -> list[TaskSpec]:
+    """One :class:`TaskSpec` per Iceberg task group: its splits in order, each with the
+    deletes that apply to its data file (the task reads every file's own schema)."""
+    return [TaskSpec(tuple(SliceSpec(
+        location=split.file.location, local=split.file.local,
+        file_format=split.file.file_format, start=split.start, length=split.length,
+        split_offsets=split.file.split_offsets, deletion_vector=split.file.deletion_vector,
+        position_deletes=split.file.position_deletes,
+        equality_deletes=split.file.equality_deletes, name_mapping=plan.name_mapping,
+        constants=split.file.constants) for split in group.splits), plan.columns, uuid_as_string)
+        for group in groups]
 
 
 @dataclass(frozen=True)
