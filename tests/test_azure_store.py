@@ -67,6 +67,15 @@ def test_inspect_and_dump_blob_az_with_the_standard_variables(tree: Path,
          puffin("dump-blob", str(tree / "db1/stats.puffin"), "1", "--raw"), AZ, tree)
 
 
+def test_an_http_endpoint_variable_needs_no_other_setting(tree: Path, azurite: Azurite) -> None:
+    """AZURE_STORAGE_ENDPOINT pointing at a plain-HTTP endpoint (Azurite, like a local MinIO
+    for S3) works as set, with no flag allowing HTTP."""
+    env = {"AZURE_STORAGE_ACCOUNT_NAME": ACCOUNT, "AZURE_STORAGE_ACCOUNT_KEY": KEY,
+           "AZURE_STORAGE_ENDPOINT": f"http://127.0.0.1:{azurite.port}/{ACCOUNT}"}
+    same(puffin("inspect", "--json", f"{AZ}/db1/stats.puffin", env=env),
+         puffin("inspect", "--json", str(tree / "db1/stats.puffin")), AZ, tree)
+
+
 def test_dump_blob_abfss_equals_local(tree: Path, io: tuple[str, str]) -> None:
     same(puffin("dump-blob", *io, f"{ABFSS}/db0/deletion-vectors.puffin", "0", "--as",
                 "positions"),

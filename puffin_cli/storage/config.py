@@ -172,7 +172,9 @@ def _connection_string(text: str) -> dict[str, str]:
     return out
 
 
-def adls_settings(properties: Mapping[str, str], account: str | None) -> StoreSettings:
+def adls_settings(properties: Mapping[str, str], account: str | None,
+                  env: Mapping[str, str] | None = None) -> StoreSettings:
+    env = os.environ if env is None else env
     settings = StoreSettings()
     config = settings.config
     if "adls.connection-string" in properties:
@@ -186,7 +188,9 @@ def adls_settings(properties: Mapping[str, str], account: str | None) -> StoreSe
             if key.startswith("adls.sas-token.") and key[len("adls.sas-token."):].split(".")[0] \
                     == account:
                 config["sas_key"] = value
-    endpoint = config.get("endpoint")
+    # the variables obstore reads itself; an http:// one (Azurite) must allow plain HTTP
+    endpoint = (config.get("endpoint") or env.get("AZURE_STORAGE_ENDPOINT")
+                or env.get("AZURE_ENDPOINT"))
     if endpoint:
         settings.endpoint = endpoint
         if endpoint.lower().startswith("http://"):
