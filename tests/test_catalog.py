@@ -1,13 +1,16 @@
-"""``--catalog``: tables of a pyiceberg SQL catalog on sqlite (written by pyiceberg itself, or
-built by Spark + Iceberg and registered), for `table`, `inspect --table`, `stats compute`
-(``--commit`` through the catalog, a concurrent commit retried) and errors."""
+"""``--catalog``: tables of a pyiceberg SQL catalog on sqlite and of a REST catalog server
+(Iceberg Java's REST handlers, tests/restcatalog.py), written by pyiceberg itself or built by
+Spark + Iceberg and registered, for `table`, `inspect --table`, `stats compute` (``--commit``
+through the catalog, a concurrent commit retried), `scan --catalog` and errors."""
 
 from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pytest
@@ -29,16 +32,46 @@ ROWS = 1000
 def sql_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Catalog ``test``: SQL on sqlite, warehouse on local disk, configured through
     pyiceberg's environment variables; table ``db.events`` appended twice by pyiceberg."""
-    from pyiceberg.catalog import load_catalog
-
     warehouse = tmp_path / "warehouse"
     warehouse.mkdir()
-    monkeypatch.setenv("PYICEBERG_HOME", str(tmp_path))  # no user .pyiceberg.yaml
-    monkeypatch.setenv("PYICEBERG_CATALOG__TEST__TYPE", "sql")
-    monkeypatch.setenv("PYICEBERG_CATALOG__TEST__URI", f"sqlite:///{tmp_path}/catalog.db")
-    monkeypatch.setenv("PYICEBERG_CATALOG__TEST__WAREHOUSE", warehouse.as_uri())
-    catalog = load_catalog("test", type="sql", uri=f"sqlite:///{tmp_path}/catalog.db",
-                           warehouse=warehouse.as_uri())
+    return _with_events(_configure(monkeypatch, tmp_path, type="sql",
+                                   uri=f"sqlite:///{tmp_path}/catalog.db",
+                                   warehouse=warehouse.as_uri()))
+
+
+# What the REST catalog vends with every table (a FileIO property, as credentials are sent).
+VENDED = ("s3.region", "eu-vended-1")
+
+
+@pytest.fixture
+def rest_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """Catalog ``test``: a REST catalog server (Iceberg Java's REST handlers, tests/restcatalog.py)
+    on loopback, configured through pyiceberg's environment variables; ``db.events`` as in
+    :func:`sql_catalog`, appended by pyiceberg through the REST protocol."""
+    from restcatalog import rest_catalog as serve
+
+    with serve(tmp_path / "rest-warehouse", "=".join(VENDED)) as uri:
+        yield _with_events(_configure(monkeypatch, tmp_path, type="rest", uri=uri))
+
+
+@pytest.fixture(params=["sql", "rest"])
+def catalog(request: pytest.FixtureRequest) -> Any:
+    """Catalog ``test`` of each kind the tests run: SQL on sqlite, or REST."""
+    return request.getfixturevalue(f"{request.param}_catalog")
+
+
+def _configure(monkeypatch: pytest.MonkeyPatch, home: Path, **properties: str) -> Any:
+    """Catalog ``test`` configured as a user would (PYICEBERG_CATALOG__TEST__*, no user
+    .pyiceberg.yaml), and the same catalog loaded here."""
+    from pyiceberg.catalog import load_catalog
+
+    monkeypatch.setenv("PYICEBERG_HOME", str(home))
+    for key, value in properties.items():
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__TEST__{key.upper()}", value)
+    return load_catalog("test", **properties)
+
+
+def _with_events(catalog: Any) -> Any:
     catalog.create_namespace("db")
     rows = pa.table({"id": pa.array(range(ROWS), pa.int64()),
                      "city": pa.array([f"c{i % 37}" for i in range(ROWS)])})
@@ -46,6 +79,11 @@ def sql_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     table.append(rows.slice(0, 600))
     table.append(rows.slice(600))
     return catalog
+
+
+def local_path(location: str) -> Path:
+    """The file a local location names (a SQL catalog says file:///…, the REST one /…)."""
+    return Path(unquote(urlparse(location).path))
 
 
 def invoke(*args: str) -> Any:
@@ -59,13 +97,13 @@ def spark() -> Any:
     return get_session("local[2]")
 
 
-def test_table_by_identifier(sql_catalog: Any) -> None:
+def test_table_by_identifier(catalog: Any) -> None:
     outcome = invoke("table", "--catalog", "test", "db.events", "--json")
     assert outcome.exit_code == 0, outcome.output
     doc = json.loads(outcome.output)
     [table] = doc["tables"]
-    loaded = sql_catalog.load_table("db.events")
-    assert Path(table["metadata-file"]).as_uri() == loaded.metadata_location
+    loaded = catalog.load_table("db.events")
+    assert Path(table["metadata-file"]) == local_path(loaded.metadata_location)
     assert table["current-snapshot-id"] == loaded.metadata.current_snapshot_id
     assert [s["snapshot-id"] for s in table["snapshots"]] == [loaded.metadata.current_snapshot_id]
 
@@ -95,7 +133,7 @@ def test_configured_by_pyiceberg_yaml(sql_catalog: Any, tmp_path: Path,
     (("--catalog", "test", "events"), "'events': expected a table identifier NAMESPACE.TABLE",
      2),
 ])
-def test_catalog_errors_are_one_line(sql_catalog: Any, args: tuple[str, ...], message: str,
+def test_catalog_errors_are_one_line(catalog: Any, args: tuple[str, ...], message: str,
                                      code: int, capsys: pytest.CaptureFixture[str]) -> None:
     from puffin_cli.cli.main import main
 
@@ -105,23 +143,24 @@ def test_catalog_errors_are_one_line(sql_catalog: Any, args: tuple[str, ...], me
     assert capsys.readouterr().err == f"puffin: error: {message}\n"
 
 
-def test_inspect_catalog_needs_table(sql_catalog: Any) -> None:
+def test_inspect_catalog_needs_table(catalog: Any) -> None:
     outcome = invoke("inspect", "--catalog", "test", "x.puffin")
     assert outcome.exit_code == 2
     assert "--catalog names the catalog of --table NAMESPACE.TABLE; give --table too" in \
         outcome.output
 
 
-def test_stats_compute_commits_through_the_catalog(sql_catalog: Any, spark: Any) -> None:
-    before = sql_catalog.load_table("db.events")
+def test_stats_compute_commits_through_the_catalog(catalog: Any, spark: Any) -> None:
+    before = catalog.load_table("db.events")
     outcome = invoke("stats", "compute", "--catalog", "test", "db.events", "--commit",
                      "--master", "local[2]", "--json")
     assert outcome.exit_code == 0, outcome.output
     doc = json.loads(outcome.output)
     assert doc["table"] == "db.events"
     assert {c["name"]: c["ndv"] for c in doc["columns"]} == {"id": ROWS, "city": 37}
-    after = sql_catalog.load_table("db.events")
-    assert after.metadata_location == doc["committed-metadata"] != before.metadata_location
+    after = catalog.load_table("db.events")
+    assert local_path(after.metadata_location) == local_path(doc["committed-metadata"])
+    assert after.metadata_location != before.metadata_location
     assert doc["committed-version"] == int(Path(after.metadata_location).name.split("-")[0])
     [stats] = after.metadata.statistics
     assert stats.snapshot_id == before.metadata.current_snapshot_id
@@ -175,35 +214,77 @@ def test_concurrent_commit_is_retried_not_lost(sql_catalog: Any,
     assert [s.statistics_path for s in final.metadata.statistics] == [entry.path]
 
 
-def test_commit_refuses_an_expired_snapshot(sql_catalog: Any) -> None:
+def test_concurrent_rest_commit_keeps_both_changes(rest_catalog: Any,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through REST the server applies the commit: another writer's change that lands between
+    our load of the table and our commit is kept, and so are our statistics."""
+    from pyiceberg.catalog.rest import RestCatalog
+
+    table = rest_catalog.load_table("db.events")
+    snapshot = table.metadata.current_snapshot_id
+    entry = StatisticsFileEntry.for_blobs(
+        snapshot, f"{table.location()}/metadata/{snapshot}-x.stats", 100, 40,
+        [{"type": "apache-datasketches-theta-v1", "snapshot-id": snapshot,
+          "sequence-number": 2, "fields": [1], "properties": {"ndv": "1000"}}])
+    original = RestCatalog.commit_table
+    raced: list[str] = []
+
+    def commit_table(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if not raced:
+            raced.append("yes")
+            other = rest_catalog.load_table("db.events")
+            with other.transaction() as change:
+                change.set_properties({"written-by": "another writer"})
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(RestCatalog, "commit_table", commit_table)
+    result = catalogs.commit_statistics("test", "db.events", entry)
+    assert raced
+    final = rest_catalog.load_table("db.events")
+    assert local_path(final.metadata_location) == local_path(result.metadata_file)
+    assert final.properties["written-by"] == "another writer"
+    assert [s.statistics_path for s in final.metadata.statistics] == [entry.path]
+
+
+def test_rest_catalog_vends_its_fileio_properties(rest_catalog: Any) -> None:
+    """The FileIO properties a REST catalog sends with a table (credentials, endpoints) are
+    what the storage layer reads that table's files with."""
+    from puffin_cli.analysis.table.loading import Table
+
+    assert catalogs.load_table("test", "db.events").io_properties[VENDED[0]] == VENDED[1]
+    table = Table.load("db.events", catalog="test")
+    assert table.fileio.properties[VENDED[0]] == VENDED[1]
+
+
+def test_commit_refuses_an_expired_snapshot(catalog: Any) -> None:
     entry = StatisticsFileEntry.for_blobs(1234, "file:///x.stats", 10, 4, [])
     with pytest.raises(PuffinError, match="no longer has snapshot 1234"):
         catalogs.commit_statistics("test", "db.events", entry)
 
 
-def register_spark_table(sql_catalog: Any, name: str, tmp_path: Path) -> Path:
+def register_spark_table(catalog: Any, name: str, tmp_path: Path) -> Path:
     """A private copy of a table Spark 3.5 + Iceberg 1.10.2 built, registered as db.NAME."""
     built = script_output(STATS_SCRIPT, "stats-tables", "build")
     table_dir = tmp_path / "spark" / name
     shutil.copytree(built / "warehouse" / "db" / name, table_dir)
-    sql_catalog.register_table(("db", name), str(current_metadata_file(table_dir)))
+    catalog.register_table(("db", name), str(current_metadata_file(table_dir)))
     return table_dir
 
 
-def test_spark_built_table_registered_in_the_catalog(sql_catalog: Any, spark: Any,
+def test_spark_built_table_registered_in_the_catalog(catalog: Any, spark: Any,
                                                      tmp_path: Path) -> None:
     """A format 2 table written by Spark (position delete files, every type, a column in
     estimation mode), registered in the SQL catalog: the sketches are Iceberg's own, byte for
     byte, and the commit through the catalog replaces Iceberg's statistics for that
     snapshot."""
-    table_dir = register_spark_table(sql_catalog, "types_v2", tmp_path)
+    table_dir = register_spark_table(catalog, "types_v2", tmp_path)
     _, iceberg = iceberg_statistics(table_dir)
     outcome = invoke("stats", "compute", "--catalog", "test", "db.types_v2", "--commit",
                      "--master", "local[2]", "--json")
     assert outcome.exit_code == 0, outcome.output
     doc = json.loads(outcome.output)
     ours = read_blobs(doc["statistics-path"])
-    assert_iceberg_sketches_committed(ours, iceberg, sql_catalog, doc)
+    assert_iceberg_sketches_committed(ours, iceberg, catalog, doc)
 
 
 def assert_iceberg_sketches_committed(ours: dict[Any, Any], iceberg: dict[Any, Any],
@@ -238,19 +319,33 @@ def test_format_3_commit_is_refused_by_pyiceberg_in_one_line(
     assert sql_catalog.load_table("db.types_v3").metadata_location == before
 
 
+def test_format_3_commit_through_rest(rest_catalog: Any, spark: Any, tmp_path: Path) -> None:
+    """A REST catalog commits on the server (Iceberg Java), so a format 3 table (deletion
+    vectors) takes its statistics through the catalog: Iceberg's sketches, committed."""
+    table_dir = register_spark_table(rest_catalog, "types_v3", tmp_path)
+    _, iceberg = iceberg_statistics(table_dir)
+    outcome = invoke("stats", "compute", "--catalog", "test", "db.types_v3", "--commit",
+                     "--master", "local[2]", "--json")
+    assert outcome.exit_code == 0, outcome.output
+    doc = json.loads(outcome.output)
+    assert rest_catalog.load_table("db.types_v3").metadata.format_version == 3
+    assert_iceberg_sketches_committed(read_blobs(doc["statistics-path"]), iceberg, rest_catalog,
+                                      doc, "db.types_v3")
+
+
 def test_scan_catalog_checks_every_referenced_puffin_file_and_orphans(
-        sql_catalog: Any, spark: Any, tmp_path: Path) -> None:
+        catalog: Any, spark: Any, tmp_path: Path) -> None:
     """Every Puffin file the tables reference (Iceberg's statistics file, the deletion vector
     files of every snapshot) and an orphan under a table are validated, on Spark or in this
     process alike; a namespace limits the scan to its tables."""
-    table_dir = register_spark_table(sql_catalog, "types_v3", tmp_path)
+    table_dir = register_spark_table(catalog, "types_v3", tmp_path)
     on_disk = sorted(str(p) for p in table_dir.rglob("*") if p.suffix in (".puffin", ".stats"))
     assert any(p.endswith(".stats") for p in on_disk) and any(p.endswith(".puffin")
                                                                for p in on_disk)
     orphan = table_dir / "metadata" / "left-behind.stats"
     orphan.write_bytes(b"PFA1 not really")  # an orphan that is also broken
-    sql_catalog.create_namespace("other")
-    sql_catalog.create_table("other.empty", schema=pa.schema([("x", pa.int32())]))
+    catalog.create_namespace("other")
+    catalog.create_table("other.empty", schema=pa.schema([("x", pa.int32())]))
     results = {}
     for mode in ((), ("--spark", "--master", "local[2]")):
         out = tmp_path / f"findings{len(mode)}.jsonl"
@@ -267,7 +362,7 @@ def test_scan_catalog_checks_every_referenced_puffin_file_and_orphans(
     assert (only_other["tables"], only_other["files"]) == (1, 0)
 
 
-def test_scan_catalog_unknown_namespace(sql_catalog: Any, capsys: pytest.CaptureFixture[str]
+def test_scan_catalog_unknown_namespace(catalog: Any, capsys: pytest.CaptureFixture[str]
                                         ) -> None:
     from puffin_cli.cli.main import main
 

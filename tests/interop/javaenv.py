@@ -28,8 +28,12 @@ PYSPARK_PYPI_PACKAGE = "pyspark==3.5.9"
 # Jars taken from the pyspark sdist (pyspark-3.5.x/deps/jars/), by file-name prefix.
 JACKSON_JARS = ("jackson-core-2.15.", "jackson-databind-2.15.", "jackson-annotations-2.15.")
 SLF4J_JAR = "slf4j-api-2."
-ORACLE_SOURCE = Path(__file__).resolve().parent / "java" / "PuffinOracle.java"
+_JAVA = Path(__file__).resolve().parent / "java"
+# The oracle (Iceberg's Puffin reader and writer) and a REST catalog server (Iceberg's REST
+# handlers over a catalog of Iceberg's metastore classes), compiled together.
+JAVA_SOURCES = (_JAVA / "PuffinOracle.java", _JAVA / "PuffinRestCatalog.java")
 ORACLE_MAIN_CLASS = "PuffinOracle"
+REST_CATALOG_MAIN_CLASS = "org.apache.iceberg.rest.PuffinRestCatalog"
 
 _JACKSON_FROM = "com/fasterxml/jackson/"
 _JACKSON_TO = "org/apache/iceberg/shaded/com/fasterxml/jackson/"
@@ -65,6 +69,12 @@ class JavaEnv:
 
     def oracle_command(self, *args: str) -> list[str]:
         return [self.java, "-Xss4m", "-cp", self.classpath, ORACLE_MAIN_CLASS, *args]
+
+    def rest_catalog_command(self, warehouse: Path, *vended: str) -> list[str]:
+        """The REST catalog server over ``warehouse``; each ``KEY=VALUE`` of ``vended`` is in
+        every table's loadTable config."""
+        return [self.java, "-cp", self.classpath, REST_CATALOG_MAIN_CLASS, str(warehouse),
+                *vended]
 
 
 def cache_dir() -> Path:
@@ -320,8 +330,8 @@ def _java_tool(name: str) -> str:
 
 
 def compile_oracle(cache: Path, compile_jars: list[Path]) -> Path:
-    source = ORACLE_SOURCE.read_bytes()
-    key = hashlib.sha256(source + "|".join(j.name for j in compile_jars).encode()).hexdigest()[:16]
+    sources = b"".join(source.read_bytes() for source in JAVA_SOURCES)
+    key = hashlib.sha256(sources + "|".join(j.name for j in compile_jars).encode()).hexdigest()[:16]
     out_dir = cache / "oracle" / key
     if (out_dir / f"{ORACLE_MAIN_CLASS}.class").is_file():
         return out_dir
@@ -339,9 +349,9 @@ def compile_oracle(cache: Path, compile_jars: list[Path]) -> Path:
             os.pathsep.join(str(j) for j in compile_jars),
             "-d",
             str(staging),
-            str(ORACLE_SOURCE),
+            *(str(source) for source in JAVA_SOURCES),
         ],
-        "javac PuffinOracle.java",
+        "javac " + " ".join(source.name for source in JAVA_SOURCES),
     )
     if out_dir.exists():
         shutil.rmtree(staging)
