@@ -34,7 +34,7 @@ def sql_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     pyiceberg's environment variables; table ``db.events`` appended twice by pyiceberg."""
     warehouse = tmp_path / "warehouse"
     warehouse.mkdir()
-    return _with_events(_configure(monkeypatch, tmp_path, type="sql",
+    return with_events(_configure(monkeypatch, tmp_path, type="sql",
                                    uri=f"sqlite:///{tmp_path}/catalog.db",
                                    warehouse=warehouse.as_uri()))
 
@@ -51,7 +51,7 @@ def rest_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[An
     from restcatalog import rest_catalog as serve
 
     with serve(tmp_path / "rest-warehouse", "=".join(VENDED)) as uri:
-        yield _with_events(_configure(monkeypatch, tmp_path, type="rest", uri=uri))
+        yield with_events(_configure(monkeypatch, tmp_path, type="rest", uri=uri))
 
 
 @pytest.fixture(params=["sql", "rest"])
@@ -71,7 +71,7 @@ def _configure(monkeypatch: pytest.MonkeyPatch, home: Path, **properties: str) -
     return load_catalog("test", **properties)
 
 
-def _with_events(catalog: Any) -> Any:
+def with_events(catalog: Any) -> Any:
     catalog.create_namespace("db")
     rows = pa.table({"id": pa.array(range(ROWS), pa.int64()),
                      "city": pa.array([f"c{i % 37}" for i in range(ROWS)])})
