@@ -255,25 +255,30 @@ def register_spark_table(catalog: Any, name: str, tmp_path: Path) -> Path:
     return table_dir
 
 
-def test_spark_built_table_registered_in_the_catalog(catalog: Any, spark: Any,
-                                                     tmp_path: Path) -> None:
-    """A format 2 table written by Spark (position delete files, every type, a column in
-    estimation mode), registered in the SQL catalog: the sketches are Iceberg's own, byte for
-    byte, and the commit through the catalog replaces Iceberg's statistics for that
-    snapshot."""
-    table_dir = register_spark_table(catalog, "types_v2", tmp_path)
+@pytest.mark.parametrize(("kind", "name"), [("sql", "types_v2"), ("rest", "types_v2"),
+                                          ("rest", "types_v3")])
+def test_spark_built_table_registered_in_the_catalog(kind: str, name: str, spark: Any,
+                                                     tmp_path: Path,
+                                                     request: pytest.FixtureRequest) -> None:
+    """A table written by Spark (position delete files or deletion vectors, every type, a
+    column in estimation mode), registered in the catalog: the sketches are Iceberg's own,
+    byte for byte, and the commit through the catalog replaces Iceberg's statistics for that
+    snapshot. A REST catalog writes the metadata on its server (Iceberg Java), so it takes the
+    commit of a format 3 table too (a SQL catalog cannot: the test below)."""
+    catalog = request.getfixturevalue(f"{kind}_catalog")
+    table_dir = register_spark_table(catalog, name, tmp_path)
     _, iceberg = iceberg_statistics(table_dir)
-    outcome = invoke("stats", "compute", "--catalog", "test", "db.types_v2", "--commit",
+    outcome = invoke("stats", "compute", "--catalog", "test", f"db.{name}", "--commit",
                      "--master", "local[2]", "--json")
     assert outcome.exit_code == 0, outcome.output
     doc = json.loads(outcome.output)
     ours = read_blobs(doc["statistics-path"])
-    assert_iceberg_sketches_committed(ours, iceberg, catalog, doc)
+    assert_iceberg_sketches_committed(ours, iceberg, catalog, doc, f"db.{name}")
 
 
 def assert_iceberg_sketches_committed(ours: dict[Any, Any], iceberg: dict[Any, Any],
                                       catalog: Any, doc: dict[str, Any],
-                                      identifier: str = "db.types_v2") -> None:
+                                      identifier: str) -> None:
     """Our blobs carry Iceberg's sketch bytes for the same fields, and the catalog's current
     snapshot of ``identifier`` lists exactly the statistics file the command wrote."""
     assert sorted(ours) == sorted(iceberg)
@@ -301,20 +306,6 @@ def test_format_3_commit_is_refused_by_pyiceberg_in_one_line(
     assert err.startswith("puffin: error: catalog test: cannot commit to db.types_v3: Writing "
                           "V3 is not yet supported") and err.count("\n") == 1
     assert sql_catalog.load_table("db.types_v3").metadata_location == before
-
-
-def test_format_3_commit_through_rest(rest_catalog: Any, spark: Any, tmp_path: Path) -> None:
-    """A REST catalog commits on the server (Iceberg Java), so a format 3 table (deletion
-    vectors) takes its statistics through the catalog: Iceberg's sketches, committed."""
-    table_dir = register_spark_table(rest_catalog, "types_v3", tmp_path)
-    _, iceberg = iceberg_statistics(table_dir)
-    outcome = invoke("stats", "compute", "--catalog", "test", "db.types_v3", "--commit",
-                     "--master", "local[2]", "--json")
-    assert outcome.exit_code == 0, outcome.output
-    doc = json.loads(outcome.output)
-    assert rest_catalog.load_table("db.types_v3").metadata.format_version == 3
-    assert_iceberg_sketches_committed(read_blobs(doc["statistics-path"]), iceberg, rest_catalog,
-                                      doc, "db.types_v3")
 
 
 def test_scan_catalog_checks_every_referenced_puffin_file_and_orphans(
