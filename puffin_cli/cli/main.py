@@ -215,11 +215,18 @@ def _run(args: list[str]) -> int:
     return code
 
 
+GC_YOUNG_THRESHOLD = 50_000
+
+
 def main(argv: list[str] | None = None) -> NoReturn:
     """Run the CLI: one line on stderr and an exit code for whatever goes wrong."""
     args = sys.argv[1:] if argv is None else argv
     _escape_unencodable_text()
     _install_signal_handlers()
+    # Importing a command's modules and building its result allocate many objects and few
+    # cycles: a young collection every 50,000 allocations rather than every 700 spares start-up
+    # its repeated walks (a few ms) and bounds uncollected cycles to a few MiB.
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     try:
         code = _run(args)
     except PuffinError as exc:
