@@ -319,3 +319,22 @@ def test_table_metadata_and_manifests_that_are_fifos_are_refused(tmp_path: Path)
     done = puffin("table", str(root))
     assert done.returncode == 1 and done.stderr.count("\n") == 1
     assert done.stderr.endswith(f"{NOT_REGULAR}\n"), done.stderr
+
+
+def test_a_name_no_file_can_have_is_one_clear_error(tmp_path: Path) -> None:
+    """A lone UTF-16 surrogate (as a table's metadata may hold in its location) is no file
+    name: refused as such, where the operating system call would raise a UnicodeEncodeError
+    (exit 3). Undecodable bytes of a real name (surrogate-escaped) are still a name."""
+    with pytest.raises(StorageError) as err:
+        default_io().stat("t\ud800/metadata")
+    assert (err.value.code, err.value.message) == (
+        "io.uri", "not a usable file name (it holds a lone surrogate character)")
+    escaped = os.fsdecode(bytes(tmp_path) + b"/\xff.puffin")
+    Path(escaped).write_bytes(b"x")
+    found = default_io().stat(escaped)
+    assert found is not None and found.size == 1
+    done = subprocess.run([sys.executable, "-c", "from puffin_cli.cli.main import main; "
+                           "main(['table', 't\\ud800'])"], capture_output=True, check=False)
+    assert (done.returncode, done.stderr) == (
+        1, b"puffin: error: t\\ud800: not a usable file name (it holds a lone surrogate "
+           b"character)\n")

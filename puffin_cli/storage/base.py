@@ -62,10 +62,21 @@ def local_path(location: str | os.PathLike[str]) -> str:
         if parsed.netloc not in ("", "localhost"):
             raise StorageError(f"file URI with host {parsed.netloc!r} is not local",
                                code="io.uri", path=text)
-        return unquote(parsed.path)
+        return _file_name(unquote(parsed.path), text)
     if scheme:
         raise StorageError(f"{scheme}:// is not a local location", code="io.uri", path=text)
-    return text
+    return _file_name(text, text)
+
+
+def _file_name(path: str, location: str) -> str:
+    """``path``, refused when no file can have that name: text such as a lone UTF-16
+    surrogate from a table's metadata has no bytes (undecodable bytes of real names do)."""
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        raise StorageError("not a usable file name (it holds a lone surrogate character)",
+                           code="io.uri", path=location) from None
+    return path
 
 
 def has_magic(text: str) -> bool:
