@@ -98,6 +98,19 @@ def test_validate_prefix_equals_local_directory(tree: Path, env: dict[str, str],
             [f"{PREFIX}/{n}" for n in FILES]
 
 
+def test_validate_of_a_prefix_lists_it_once_and_reads_each_object_once(
+        tree: Path, s3_server: S3Server) -> None:
+    """One HEAD (is the location an object?), one LIST page, one suffix-range GET per object:
+    counted by the proxy."""
+    s3_server.proxy.reset()
+    done = puffin("validate", "--json", PREFIX, env=s3_server.env(s3_server.proxy_endpoint))
+    assert done.returncode == 0, done.stderr
+    requests = [(r.method, r.path.partition("?")[0], r.range) for r in s3_server.proxy.requests]
+    assert requests[:2] == [("HEAD", f"/{BUCKET}/warehouse", None), ("GET", f"/{BUCKET}", None)]
+    assert sorted(requests[2:]) == [("GET", f"/{BUCKET}/warehouse/{name}", "bytes=-65536")
+                                    for name in FILES]
+
+
 def test_validate_glob_over_objects(tree: Path, env: dict[str, str]) -> None:
     same(puffin("validate", "--json", f"{PREFIX}/**/s*.puffin", env=env),
          puffin("validate", "--json", f"{tree}/**/s*.puffin", env=env), tree)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import click
 
@@ -37,8 +37,8 @@ def _looks_like_puffin(fileio: FileIO, info: FileInfo) -> bool:
         return False
 
 
-def _walk(fileio: FileIO, directory: str) -> Iterator[str]:
-    for info in fileio.list_files(directory):
+def _puffin_files(fileio: FileIO, listing: Iterable[FileInfo]) -> Iterator[str]:
+    for info in listing:
         if _looks_like_puffin(fileio, info):
             yield info.location
 
@@ -49,9 +49,9 @@ def expand(args: list[str], fileio: FileIO | None = None) -> list[str]:
     fileio = fileio or default_io()
     found: dict[str, None] = {}
     for arg in args:
-        info = fileio.stat(arg)
+        info, listing = fileio.find(arg)
         if info is not None and info.kind == "dir":
-            found.update(dict.fromkeys(_walk(fileio, arg)))
+            found.update(dict.fromkeys(_puffin_files(fileio, listing)))
         elif info is not None:
             found[arg] = None
         elif has_magic(arg):
@@ -59,9 +59,9 @@ def expand(args: list[str], fileio: FileIO | None = None) -> list[str]:
             if not matches:
                 raise click.UsageError(f"{arg}: the pattern matches no files")
             for match in matches:
-                matched = fileio.stat(match)
+                matched, listing = fileio.find(match)
                 if matched is not None and matched.kind == "dir":
-                    found.update(dict.fromkeys(_walk(fileio, match)))
+                    found.update(dict.fromkeys(_puffin_files(fileio, listing)))
                 else:
                     found[match] = None
         else:

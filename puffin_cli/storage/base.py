@@ -8,7 +8,7 @@ import _thread
 import io
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import TracebackType
@@ -371,6 +371,21 @@ class FileIO:
         from puffin_cli.storage import local
 
         return local.stat(text)
+
+    def find(self, location: str | os.PathLike[str]
+             ) -> tuple[FileInfo | None, Iterable[FileInfo]]:
+        """:meth:`stat` and, for a directory or prefix, :meth:`list_files` in one go: in an
+        object store the listing itself tells that a prefix is not empty, so no LIST page is
+        fetched only to learn that."""
+        text = os.fspath(location)
+        if is_remote(text):
+            from puffin_cli.storage import remote
+
+            return remote.find(self, text)
+        info = self.stat(text)
+        if info is None or info.kind != "dir":
+            return info, []
+        return info, self.list_files(text)
 
     def list_dir(self, location: str | os.PathLike[str]) -> tuple[list[FileInfo], list[str]]:
         """The regular files directly in a directory or prefix, and its subdirectories

@@ -299,19 +299,26 @@ def open_stream(fileio: FileIO, location: str) -> Iterator[IO[bytes]]:
         yield reader
 
 
+def _object(fileio: FileIO, location: str, target: Target) -> FileInfo | None:
+    """The object at exactly this key (one HEAD), if the location can name one."""
+    if not target.key or target.key.endswith("/"):
+        return None
+    store = _store(fileio, target, location)
+    try:
+        meta = obstore.head(store, target.key)
+    except FileNotFoundError:
+        return None
+    except Exception as exc:
+        _fail(exc, location, target)
+    return FileInfo(location, int(meta["size"]), "file")
+
+
 def stat(fileio: FileIO, location: str) -> FileInfo | None:
     target = parse(location)
+    found = _object(fileio, location, target)
+    if found is not None or target.kind == "http":
+        return found
     store = _store(fileio, target, location)
-    if target.key and not target.key.endswith("/"):
-        try:
-            meta = obstore.head(store, target.key)
-            return FileInfo(location, int(meta["size"]), "file")
-        except FileNotFoundError:
-            pass
-        except Exception as exc:
-            _fail(exc, location, target)
-    if target.kind == "http":
-        return None
     prefix = target.key.rstrip("/")
     try:
         for batch in obstore.list(store, prefix or None, chunk_size=1):
@@ -339,6 +346,17 @@ def _listed(fileio: FileIO, location: str, target: Target) -> list[FileInfo]:
         _fail(exc, location, target)
     found.sort(key=lambda info: info.location)
     return found
+
+
+def find(fileio: FileIO, location: str) -> tuple[FileInfo | None, list[FileInfo]]:
+    """The object at the location (one HEAD), else the objects under it as a prefix (the
+    LIST pages of the listing, no more)."""
+    target = parse(location)
+    found = _object(fileio, location, target)
+    if found is not None or target.kind == "http":
+        return found, []
+    listing = _listed(fileio, location, target)
+    return (FileInfo(location, 0, "dir") if listing else None), listing
 
 
 def list_dir(fileio: FileIO, location: str) -> tuple[list[FileInfo], list[str]]:
