@@ -98,6 +98,7 @@ def spark() -> Any:
 
 
 def test_table_by_identifier(catalog: Any) -> None:
+    """The catalog's current metadata, reported exactly as the table's directory is."""
     outcome = invoke("table", "--catalog", "test", "db.events", "--json")
     assert outcome.exit_code == 0, outcome.output
     doc = json.loads(outcome.output)
@@ -106,6 +107,9 @@ def test_table_by_identifier(catalog: Any) -> None:
     assert Path(table["metadata-file"]) == local_path(loaded.metadata_location)
     assert table["current-snapshot-id"] == loaded.metadata.current_snapshot_id
     assert [s["snapshot-id"] for s in table["snapshots"]] == [loaded.metadata.current_snapshot_id]
+    by_directory = invoke("table", str(local_path(loaded.location())), "--json")
+    assert by_directory.exit_code == 0, by_directory.output
+    assert json.loads(by_directory.output) == doc
 
 
 def test_configured_by_pyiceberg_yaml(sql_catalog: Any, tmp_path: Path,
@@ -169,8 +173,10 @@ def test_stats_compute_commits_through_the_catalog(catalog: Any, spark: Any) -> 
     blobs = read_blobs(doc["statistics-path"])
     assert [b.properties for b in stats.blob_metadata] == \
         [dict(blobs[f][0].properties) for f in (1, 2)]
-    # the table command sees it through the catalog, with no finding
+    # the table command sees it through the catalog, with no finding, as in the directory
     shown = json.loads(invoke("table", "--catalog", "test", "db.events", "--json").output)
+    assert json.loads(invoke("table", str(local_path(after.location())), "--json").output) \
+        == shown
     [view] = shown["tables"][0]["snapshots"]
     assert [s["path"] for s in view["statistics"]] == [stats.statistics_path]
     assert shown["tables"][0]["findings"] == []
