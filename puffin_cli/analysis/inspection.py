@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata, FooterInfo
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE, PUFFIN_SUFFIXES
+from puffin_cli.format.spec import DEFAULT_LIMIT, DEFAULT_MAX_BLOB_SIZE, PUFFIN_SUFFIXES
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -153,7 +153,8 @@ class TableColumns:
         return replace(report, blobs=blobs)
 
 
-def inspect_file(location: str | os.PathLike[str], *, decode: bool = True, limit: int = 20,
+def inspect_file(location: str | os.PathLike[str], *, decode: bool = True,
+                 limit: int = DEFAULT_LIMIT,
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
                  footer_size: int | None = None, fileio: FileIO | None = None) -> FileReport:
     """Read the footer of ``location`` (with ``fileio``, default the process's) and, when
@@ -194,7 +195,7 @@ def inspect_file(location: str | os.PathLike[str], *, decode: bool = True, limit
         )
 
 
-def inspect_files(locations: list[str], *, decode: bool = True, limit: int = 20,
+def inspect_files(locations: list[str], *, decode: bool = True, limit: int = DEFAULT_LIMIT,
                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
                   footer_size: int | None = None,
                   table: str | os.PathLike[str] | None = None,

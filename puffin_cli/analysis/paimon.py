@@ -17,7 +17,7 @@ from puffin_cli.analysis.validate import FileReport, report_for
 from puffin_cli.format import paimon_blob as pb
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
-from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
+from puffin_cli.format.spec import DEFAULT_LIMIT, DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import FileIO
 
 FORMAT = "paimon-blob"
@@ -115,7 +115,8 @@ def row_report(reader: pb.PaimonBlobReader, number: int, decode: bool) -> RowRep
                      f"{frame.crc:08x}", nested, "; ".join(problems) or None)
 
 
-def inspect_paimon(location: str | os.PathLike[str], *, decode: bool = True, limit: int = 20,
+def inspect_paimon(location: str | os.PathLike[str], *, decode: bool = True,
+                   limit: int = DEFAULT_LIMIT,
                    max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> PaimonFileReport:
     """The trailer, index and first ``limit`` rows of a Paimon BLOB file; raises
     :class:`PuffinError` when its trailer or index cannot be read."""

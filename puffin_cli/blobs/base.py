@@ -7,13 +7,14 @@ from typing import Protocol
 
 from puffin_cli.format.findings import Finding
 from puffin_cli.format.metadata import BlobMetadata
+from puffin_cli.format.spec import DEFAULT_LIMIT
 
 
 @dataclass(frozen=True)
 class SummaryOptions:
     """How much detail a summary carries. ``limit`` bounds any list (e.g. DV ranges)."""
 
-    limit: int = 20
+    limit: int = DEFAULT_LIMIT
 
 
 class BlobSummary(Protocol):

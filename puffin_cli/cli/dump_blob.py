@@ -23,7 +23,7 @@ from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.paimon_blob import is_paimon_blob
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.format.spec import DV_BLOB_TYPE, PUFFIN_SUFFIXES, THETA_BLOB_TYPE
+from puffin_cli.format.spec import DEFAULT_LIMIT, DV_BLOB_TYPE, PUFFIN_SUFFIXES, THETA_BLOB_TYPE
 from puffin_cli.storage import default_io
 
 FORMATS = ("bytes", "hex", "positions", "sketch")
@@ -116,7 +116,7 @@ def _write_hex(chunks: Iterable[bytes], out: IO[bytes]) -> None:
                    "vector's positions, one per line; sketch: a theta sketch as the "
                    "DataSketches library describes it.")
 @json_option
-@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True,
+@click.option("--limit", type=click.IntRange(min=0), default=DEFAULT_LIMIT, show_default=True,
               help="Deletion-vector ranges in the --json summary.")
 @max_blob_size_option
 @io_option

@@ -12,6 +12,7 @@ from puffin_cli.cli.options import (
     max_blob_size_option,
     path_option,
 )
+from puffin_cli.format.spec import DEFAULT_LIMIT
 
 
 @click.command("inspect", cls=Command, renamed={"--metadata": renamed_option("--table")})
@@ -20,7 +21,7 @@ from puffin_cli.cli.options import (
 @json_option
 @click.option("--no-decode", is_flag=True,
               help="Show the footer metadata only; read no blob bytes.")
-@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True,
+@click.option("--limit", type=click.IntRange(min=0), default=DEFAULT_LIMIT, show_default=True,
               help="Deletion-vector position ranges to show per blob.")
 @click.option("--footer-size", type=click.IntRange(min=0), default=None, metavar="N",
               help="The footer's size in bytes (Iceberg's file-footer-size-in-bytes): read "

@@ -11,11 +11,10 @@ from __future__ import annotations
 import os
 import sys
 
-from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
+from puffin_cli.format.spec import DEFAULT_LIMIT, DEFAULT_MAX_BLOB_SIZE
 
 # The flags the quick path knows: all default to off.
 _FLAGS = {"--json", "--no-decode"}
-DEFAULT_LIMIT = 20
 
 
 def run_inspect(locations: list[str], *, as_json: bool, decode: bool,

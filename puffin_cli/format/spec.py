@@ -56,3 +56,5 @@ DEFAULT_TAIL_READ = 64 * 1024
 # footer payload (compressed or not) above it (``--max-blob-size``). A decoded blob costs a few
 # times its size, so 64 MiB keeps every command under 512 MiB of memory by default.
 DEFAULT_MAX_BLOB_SIZE = 64 * 1024 * 1024
+# How many items of a list (deletion-vector ranges, Paimon rows) a summary shows (``--limit``).
+DEFAULT_LIMIT = 20
