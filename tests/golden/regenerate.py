@@ -32,7 +32,8 @@ DV64 = "{samples}/iceberg-java/dv-64bit.puffin"
 MIXED = "{samples}/iceberg-java/multi-blob-mixed.puffin"
 
 # name -> command line; {samples} is ../shared/samples, {repo} this checkout, {tmp} a fresh
-# temp folder, {table} a synthetic three-snapshot table in it.
+# temp folder, {table} a synthetic three-snapshot table in it, {stats_table} a two-snapshot
+# table whose snapshots have statistics files (the second's covering two columns).
 CASES: dict[str, list[str]] = {
     "inspect-apache-datasketches-theta-v1-default": ["inspect", "--json", THETA],
     "inspect-deletion-vector-v1-default": [
@@ -54,6 +55,7 @@ CASES: dict[str, list[str]] = {
                           "--copy-blob", f"{THETA}:1"],
     "table-current": ["table", "--json", "{table}"],
     "table-all-snapshots": ["table", "--json", "--all-snapshots", "{table}"],
+    "table-statistics": ["table", "--json", "--all-snapshots", "{stats_table}"],
     "scan-in-process": ["scan", "--json", "{repo}/samples"],
 }
 # Exit status of each case when it is not 0.
@@ -88,12 +90,26 @@ def _table(tmp: Path) -> Path:
     return root
 
 
+def _stats_table(tmp: Path) -> Path:
+    from tables.synthetic import dv_table
+
+    root = tmp / "ts"
+    table = dv_table(root, snapshots=2, dvs_per_snapshot=1, carry=True)
+    first, second = (s["snapshot-id"] for s in table.snapshots)
+    table.statistics_file(first, {1: list(range(50))})
+    table.statistics_file(second, {1: list(range(100)), 4: [0, 1, 1, 2]})
+    table.finish()
+    return root
+
+
 def run_case(name: str, tmp: Path) -> tuple[int, Any]:
     """Exit status and normalised JSON document of one case, run in the temp folder ``tmp``."""
     args = CASES[name]
     places = {"samples": str(SAMPLES), "repo": str(REPO), "tmp": str(tmp)}
     if any("{table}" in a for a in args):
         places["table"] = str(_table(tmp))
+    if any("{stats_table}" in a for a in args):
+        places["stats_table"] = str(_stats_table(tmp))
     result = CliRunner().invoke(cli, [a.format(**places) for a in args])
     return result.exit_code, normalise(json.loads(result.stdout), tmp)
 

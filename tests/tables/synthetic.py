@@ -14,7 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from puffin_cli.blobs.deletion_vector import dv_blob_properties, encode_deletion_vector
-from puffin_cli.format.spec import DV_BLOB_TYPE, ROW_POSITION_FIELD_ID
+from puffin_cli.format.reader import PuffinReader
+from puffin_cli.format.spec import (
+    DV_BLOB_TYPE,
+    NDV_PROPERTY,
+    ROW_POSITION_FIELD_ID,
+    THETA_BLOB_TYPE,
+)
 from puffin_cli.format.writer import PuffinWriter
 
 SCHEMA = {"type": "struct", "schema-id": 0, "fields": [
@@ -155,6 +161,31 @@ class TableBuilder:
             snap["parent-snapshot-id"] = parent
         self.snapshots.append(snap)
         return snapshot_id
+
+    def statistics_file(self, snapshot_id: int, values: dict[int, list[int]]) -> None:
+        """A statistics file for ``snapshot_id``: one Theta sketch per field ID of ``values``
+        (long values), registered in the metadata as Iceberg registers one."""
+        from puffin_cli.blobs.theta import build_theta_blob
+
+        name = f"metadata/{snapshot_id}-stats.puffin"
+        sequence = next(s["sequence-number"] for s in self.snapshots
+                        if s["snapshot-id"] == snapshot_id)
+        with PuffinWriter(self.root / name, properties={"created-by": "puffin-cli tests"}) as w:
+            blobs = []
+            for field_id, column in values.items():
+                data, ndv = build_theta_blob("long", column)
+                blobs.append(w.add_blob(THETA_BLOB_TYPE, data, fields=[field_id],
+                                        snapshot_id=snapshot_id, sequence_number=sequence,
+                                        properties={NDV_PROPERTY: str(ndv)}))
+        with PuffinReader(self.root / name) as reader:
+            footer_size = reader.footer.footer_size
+        self.statistics.append({
+            "snapshot-id": snapshot_id, "statistics-path": self.uri(name),
+            "file-size-in-bytes": (self.root / name).stat().st_size,
+            "file-footer-size-in-bytes": footer_size,
+            "blob-metadata": [{"type": b.type, "snapshot-id": b.snapshot_id,
+                               "sequence-number": b.sequence_number, "fields": list(b.fields),
+                               "properties": dict(b.properties)} for b in blobs]})
 
     def metadata(self) -> dict[str, Any]:
         current = self.snapshots[-1]["snapshot-id"] if self.snapshots else -1
