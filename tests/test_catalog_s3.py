@@ -112,12 +112,15 @@ def test_table_stats_commit_and_scan_in_the_object_store(
         (1, 2, 0, [orphan])
 
 
-@pytest.mark.parametrize("name", ["types_v2", "orc_v2", "avro_v2", "types_v3"])
+@pytest.mark.parametrize("name", ["types_v2", "orc_v2", "avro_v2", "types_v3", "migrated_v2",
+                                  "positional_v2", "orc_unmapped_v2", "hive_v2"])
 def test_spark_built_table_uploaded_and_registered(
         s3_catalog: tuple[Any, str, dict[str, str]], s3_server: S3Server, spark: Any,
         tmp_path: Path, name: str) -> None:
     """A table written by Spark + Iceberg (format 2 with Parquet, ORC or Avro data files and
-    position delete files; format 3 with deletion vectors), its files uploaded to the bucket
+    position delete files; format 3 with deletion vectors; Parquet / ORC files without field
+    IDs, read by name mapping, position or name; Hive-style partition directories whose
+    identity values come from the manifests), its files uploaded to the bucket
     and its metadata registered: read from the store (--relocate maps its original location
     there), with each file's field IDs read from the object itself, the sketches are
     Iceberg's own, byte for byte, and the commit goes through the catalog (a SQL catalog
