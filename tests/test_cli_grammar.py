@@ -235,3 +235,19 @@ def test_a_group_without_a_command_shows_its_help(args: list[str]) -> None:
     code, out, err = invoke(*args)
     assert code == 2 and out == ""
     assert err.startswith("Usage: ") and "Commands:" in err
+
+
+@pytest.mark.parametrize("value", ["١٢", "1_000", " 12", "-1", "x" * 5000])
+def test_integer_options_take_ascii_decimal_digits_only(value: str) -> None:
+    # Python's int() takes Arabic-Indic digits, underscores and spaces; an option does not,
+    # and a huge bad value is quoted cut, not echoed whole.
+    code, out, err = invoke("inspect", "--limit", value, STATS)
+    assert code == 2 and out == ""
+    problem, _ = err.splitlines()
+    assert problem.startswith("puffin inspect: error: invalid value for '--limit': ")
+    assert len(problem) < 160
+
+
+def test_integer_options_still_take_plain_numbers() -> None:
+    assert invoke("inspect", "--limit", "3", STATS)[0] == 0
+    assert invoke("dump-blob", DVS, "0", "--json", "--limit", "0")[0] == 0

@@ -13,6 +13,7 @@ import click
 
 from puffin_cli.cli.grammar import Command, emit, renamed_choice
 from puffin_cli.cli.options import (
+    DecimalInt,
     force_option,
     io_option,
     json_option,
@@ -102,9 +103,9 @@ def _write_hex(chunks: Iterable[bytes], out: IO[bytes]) -> None:
 @click.command("dump-blob", cls=Command, renamed={"--format": _OLD_FORMAT},
                short_help="One blob's bytes, hex, DV positions, sketch description or JSON.")
 @click.argument("file", metavar="FILE")
-@click.argument("index", type=click.IntRange(min=0), required=False)
+@click.argument("index", type=DecimalInt(min=0), required=False)
 @click.option("--type", "type_name", metavar="TYPE", help="Select the blob of this type.")
-@click.option("--field", "field_id", type=int, metavar="ID",
+@click.option("--field", "field_id", type=DecimalInt(signed=True), metavar="ID",
               help="Select the blob whose fields include this field ID.")
 @output_file_option("the blob (atomically: a temp file renamed into place) instead of "
                     "standard output")
@@ -116,7 +117,7 @@ def _write_hex(chunks: Iterable[bytes], out: IO[bytes]) -> None:
                    "vector's positions, one per line; sketch: a theta sketch as the "
                    "DataSketches library describes it.")
 @json_option
-@click.option("--limit", type=click.IntRange(min=0), default=DEFAULT_LIMIT, show_default=True,
+@click.option("--limit", type=DecimalInt(min=0), default=DEFAULT_LIMIT, show_default=True,
               help="Deletion-vector ranges in the --json summary.")
 @max_blob_size_option
 @io_option

@@ -6,6 +6,7 @@ import click
 
 from puffin_cli.cli.grammar import Command, renamed_option, settings
 from puffin_cli.cli.options import (
+    DecimalInt,
     catalog_option,
     io_option,
     json_option,
@@ -21,9 +22,9 @@ from puffin_cli.format.spec import DEFAULT_LIMIT
 @json_option
 @click.option("--no-decode", is_flag=True,
               help="Show the footer metadata only; read no blob bytes.")
-@click.option("--limit", type=click.IntRange(min=0), default=DEFAULT_LIMIT, show_default=True,
+@click.option("--limit", type=DecimalInt(min=0), default=DEFAULT_LIMIT, show_default=True,
               help="Deletion-vector position ranges to show per blob.")
-@click.option("--footer-size", type=click.IntRange(min=0), default=None, metavar="N",
+@click.option("--footer-size", type=DecimalInt(min=0), default=None, metavar="N",
               help="The footer's size in bytes (Iceberg's file-footer-size-in-bytes): read "
                    "exactly the footer.")
 @click.option("--table", "table", default=None, metavar="PATH",

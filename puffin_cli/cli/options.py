@@ -29,9 +29,38 @@ class ByteSize(click.ParamType[int, Any]):
         unit = text[len(number):]
         count = decimal_int(number)
         if count is None or unit not in _SIZE_UNITS:
-            shown = repr(value) if len(str(value)) <= 40 else f"{str(value)[:40]!r}…"
-            self.fail(f"{shown} is not a size like 512MiB, 64k or 1048576", param, ctx)
+            self.fail(f"{shown_value(value)} is not a size like 512MiB, 64k or 1048576",
+                      param, ctx)
         return count * _SIZE_UNITS[unit]
+
+
+def shown_value(value: Any) -> str:
+    """A bad value as a usage error quotes it: cut to 40 characters, so a huge argument does
+    not flood the terminal."""
+    text = str(value)
+    return repr(text) if len(text) <= 40 else f"{text[:40]!r}…"
+
+
+class DecimalInt(click.ParamType[int, Any]):
+    """An integer in ASCII decimal digits (``-`` allowed when ``signed``), at least ``min``.
+    Python's ``int`` also takes other scripts' digits (Arabic-Indic ``١٢``), spaces and
+    underscores; an option value is what the user typed, so those are usage errors."""
+
+    name = "integer"
+
+    def __init__(self, *, min: int | None = None, signed: bool = False) -> None:
+        self.min = min
+        self.signed = signed
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        number = decimal_int(str(value), signed=self.signed)
+        if number is None:
+            self.fail(f"{shown_value(value)} is not an integer in decimal digits", param, ctx)
+        if self.min is not None and number < self.min:
+            self.fail(f"{number} is less than the smallest allowed, {self.min}", param, ctx)
+        return number
 
 
 def json_option(func: F) -> F:
@@ -65,8 +94,8 @@ def force_option(func: F) -> F:
 
 def snapshot_option(help_text: str) -> Callable[[F], F]:
     """``--snapshot ID``: a snapshot of a table (old spelling ``--snapshot-id``)."""
-    return click.option("--snapshot", "snapshot_id", type=int, default=None, metavar="ID",
-                        help=help_text)
+    return click.option("--snapshot", "snapshot_id", type=DecimalInt(signed=True), default=None,
+                        metavar="ID", help=help_text)
 
 
 # How uuid values are hashed into Theta sketches. Iceberg Java's writer of NDV statistics (the

@@ -9,6 +9,7 @@ import click
 from puffin_cli.cli.grammar import Command, emit
 from puffin_cli.cli.main import EXIT_BAD_FILE
 from puffin_cli.cli.options import (
+    DecimalInt,
     catalog_option,
     io_option,
     json_option,
@@ -28,7 +29,7 @@ from puffin_cli.cli.options import (
 @catalog_option
 @click.option("--no-validate", is_flag=True,
               help="Skip validating each Puffin file itself (table cross-checks only).")
-@click.option("--limit", type=click.IntRange(min=0), default=None, metavar="N",
+@click.option("--limit", type=DecimalInt(min=0), default=None, metavar="N",
               help="List at most N deletion vectors per snapshot (default: all of one "
                    "snapshot; with --all-snapshots none: the evolution chart and totals).")
 @json_option

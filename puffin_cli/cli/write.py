@@ -26,6 +26,7 @@ from puffin_cli.analysis.write.plan import (
 from puffin_cli.analysis.write.spec import load_spec, parse_type
 from puffin_cli.cli.grammar import Command, emit, renamed_flag, renamed_option
 from puffin_cli.cli.options import (
+    DecimalInt,
     io_option,
     json_option,
     max_blob_size_option,
@@ -210,10 +211,10 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
               help="Field ID of a Parquet column that has none in its schema (or to override).")
 @click.option("--copy-blob", multiple=True, metavar="FILE:INDEX",
               help="Copy blob INDEX of Puffin file FILE as stored (no recompression).")
-@click.option("--snapshot", "snapshot_id", type=int, default=None, metavar="ID",
+@click.option("--snapshot", "snapshot_id", type=DecimalInt(signed=True), default=None, metavar="ID",
               help="snapshot-id of the Theta blobs built by --theta / --from-parquet "
                    "[default: -1].")
-@click.option("--sequence-number", type=int, default=None,
+@click.option("--sequence-number", type=DecimalInt(signed=True), default=None,
               help="sequence-number of those Theta blobs [default: -1].")
 @click.option("--property", "property_options", multiple=True, metavar="KEY=VALUE",
               help="A file property (repeatable).")
