@@ -28,6 +28,7 @@ import os
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -138,12 +139,8 @@ def scan_figures(tmp: Path) -> list[tuple[str, float, str]]:
     master = spark.sparkContext.master
     files = expand([str(tree)])
 
-    def on_spark() -> None:
-        scan(files, max_blob_size=1 << 30, use_spark=True)
-
-    def in_process() -> None:
-        scan(files, max_blob_size=1 << 30, use_spark=False)
-
+    on_spark = partial(scan, files, max_blob_size=1 << 30, use_spark=True)
+    in_process = partial(scan, files, max_blob_size=1 << 30, use_spark=False)
     on_spark()
     spark_seconds = _median(on_spark)
     local_seconds = _median(in_process)
@@ -208,12 +205,8 @@ def object_store_figures(tmp: Path) -> list[tuple[str, float, str]]:
         objects = expand(["s3://bench/objects"])
         assert len(objects) == len(local_files) == OBJECTS
 
-        def scan_local() -> None:
-            scan(local_files, max_blob_size=1 << 30, use_spark=True)
-
-        def scan_objects() -> None:
-            scan(objects, max_blob_size=1 << 30, use_spark=True)
-
+        scan_local = partial(scan, local_files, max_blob_size=1 << 30, use_spark=True)
+        scan_objects = partial(scan, objects, max_blob_size=1 << 30, use_spark=True)
         scan_objects()
         scan_local_seconds = _median(scan_local)
         scan_store_seconds = _median(scan_objects)

@@ -328,14 +328,24 @@ def _upload_tree(s3_server: S3Server, root: Path, prefix: str) -> None:
                               Body=path.read_bytes())
 
 
-def test_table_in_an_object_store_equals_local(tree: Path, env: dict[str, str],
-                                               s3_server: S3Server, tmp_path: Path) -> None:
+def _table_in_store(s3_server: S3Server, tmp_path: Path, key: str, *, snapshots: int,
+                    carry: bool) -> tuple[str, Path]:
+    """A synthetic table (two DVs a snapshot) written locally for the location
+    ``s3://BUCKET/<key>`` and uploaded there: (its location, the local copy)."""
     from tables.synthetic import dv_table
 
-    location = f"s3://{BUCKET}/tables/db/t"
+    location = f"s3://{BUCKET}/{key}"
     root = tmp_path / "t"
-    dv_table(root, snapshots=2, dvs_per_snapshot=2, carry=True, location=location).finish()
-    _upload_tree(s3_server, root, "tables/db/t")
+    dv_table(root, snapshots=snapshots, dvs_per_snapshot=2, carry=carry,
+             location=location).finish()
+    _upload_tree(s3_server, root, key)
+    return location, root
+
+
+def test_table_in_an_object_store_equals_local(tree: Path, env: dict[str, str],
+                                               s3_server: S3Server, tmp_path: Path) -> None:
+    location, root = _table_in_store(s3_server, tmp_path, "tables/db/t", snapshots=2,
+                                     carry=True)
     for options in ((), ("--all-snapshots", "--limit", "100")):
         remote = puffin("table", "--json", *options, location, env=env)
         local = puffin("table", "--json", *options, str(root), env=env)
@@ -458,12 +468,8 @@ def test_readme_object_store_example(tmp_path: Path) -> None:
 
 def test_inspect_with_a_table_in_an_object_store(tree: Path, env: dict[str, str],
                                                  s3_server: S3Server, tmp_path: Path) -> None:
-    from tables.synthetic import dv_table
-
-    location = f"s3://{BUCKET}/inspected/t"
-    root = tmp_path / "t"
-    dv_table(root, snapshots=1, dvs_per_snapshot=2, carry=False, location=location).finish()
-    _upload_tree(s3_server, root, "inspected/t")
+    location, root = _table_in_store(s3_server, tmp_path, "inspected/t", snapshots=1,
+                                     carry=False)
     (dv,) = sorted((root / "data").glob("*.puffin"))
     name = dv.relative_to(root).as_posix()
     remote = puffin("inspect", "--json", "--table", location, f"{location}/{name}", env=env)
