@@ -14,8 +14,12 @@ import pytest
 
 from puffin_cli.format.spec import MAGIC
 
-# ../shared/samples beside the checkout (see /work/shared/samples/README.md).
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
+# Puffin files written by Iceberg Java and Trino, and what Iceberg Java reads from each
+# (``expected/<name>.json``, whose ``file`` key is relative to this folder): see its README.md.
+SAMPLES = Path(__file__).resolve().parent / "data" / "foreign"
+# Every Puffin file there (``public/``, ``iceberg-java/``), sorted.
+SAMPLE_FILES = sorted(p for p in SAMPLES.rglob("*")
+                      if p.is_file() and p.parent.name != "expected" and p.name != "README.md")
 
 
 def footer_payload(blobs: list[dict[str, Any]], properties: dict[str, str] | None = None,

@@ -7,11 +7,11 @@ import io
 import json
 import struct
 import zlib
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers import SAMPLES
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from pyroaring import BitMap64
@@ -39,7 +39,6 @@ from puffin_cli.format.findings import Severity
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.reader import PuffinReader
 
-SAMPLES = Path(__file__).parents[1].parent / "shared" / "samples"
 BASE = 100  # blob offset used for hand-built blobs: findings carry BASE + position in blob
 
 
@@ -107,7 +106,7 @@ def _decode_error(blob: bytes) -> PuffinError:
     return info.value
 
 
-# ---------------------------------------------------------------------------- shared samples
+# ------------------------------------------------------- samples by Iceberg Java and Trino
 
 
 def test_samples_are_present_and_handler_is_registered() -> None:

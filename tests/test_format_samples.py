@@ -1,4 +1,5 @@
-"""Every file in ../shared/samples reads as Iceberg Java reads it (``expected/*.json``)."""
+"""Every file in tests/data/foreign (written by Iceberg Java and Trino) reads as Iceberg Java
+reads it (``expected/*.json``)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import SAMPLES
+from helpers import SAMPLE_FILES, SAMPLES
 
 from puffin_cli.format import PuffinReader
 
 EXPECTED = sorted((SAMPLES / "expected").glob("*.json"))
-SAMPLE_FILES = sorted(p for p in SAMPLES.rglob("*") if p.is_file() and p.parent.name != "expected"
-                      and p.name != "README.md")
 
 
 def test_every_sample_has_an_expectation() -> None:

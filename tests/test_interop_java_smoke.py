@@ -1,5 +1,5 @@
 """The Iceberg Java oracle itself is right: it reads, writes and sketches as Iceberg Java did
-when the shared samples and their expected/*.json were made."""
+when the samples in tests/data/foreign and their expected/*.json were made."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from typing import Any
 
 import mmh3
 import pytest
+from helpers import SAMPLES
 from interop.fixtures import java_oracle_fixture  # noqa: F401  (fixture `java_oracle`)
 from interop.javaenv import InteropSetupError, iceberg_runtime_jar
 from interop.oracle import JavaOracle
 from interop.sparkenv import spark_env
 
-SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 EXPECTED = sorted((SAMPLES / "expected").glob("*.json"))
 BLOB_KEYS = (
     "index",

@@ -14,6 +14,7 @@ import datasketches
 import mmh3
 import numpy as np
 import pytest
+from helpers import SAMPLES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from interop.fixtures import java_oracle_fixture  # noqa: F401  (fixture `java_oracle`)
@@ -47,7 +48,6 @@ from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.reader import PuffinReader
 
-SAMPLES = Path(__file__).resolve().parents[1].parent / "shared" / "samples"
 MIXED = SAMPLES / "iceberg-java" / "multi-blob-mixed.puffin"
 TRINO = SAMPLES / "public" / "apache-datasketches-theta-v1.puffin"
 # The TPC-H ``region`` table, which Trino's sample sketches (regionkey, name, comment).

@@ -9,16 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import SAMPLE_FILES, SAMPLES
 
 from puffin_cli.analysis import validate as validate_module
 from puffin_cli.analysis.profiles import PROFILES, RULES
 from puffin_cli.analysis.validate import FileReport, validate_file
 from puffin_cli.format import Finding, PuffinWriter, Severity
 from puffin_cli.format.codecs import compress
-
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-SAMPLES = sorted(p for p in (SHARED / "samples").glob("*/*")
-                 if p.parent.name in ("public", "iceberg-java"))
 
 
 def codes(report: FileReport, severity: Severity | None = None) -> list[str]:
@@ -61,9 +58,9 @@ def written(tmp_path: Path, blobs: list[tuple[str, bytes, str | None]],
     return target
 
 
-@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
-def test_every_shared_sample_passes_every_profile(path: Path) -> None:
-    expected = json.loads((SHARED / "samples" / "expected" / f"{path.name}.json").read_text())
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_every_foreign_sample_passes_every_profile(path: Path) -> None:
+    expected = json.loads((SAMPLES / "expected" / f"{path.name}.json").read_text())
     assert expected["java_accepted"] is True
     for profile in PROFILES:
         report = validate_file(path, profile=profile)
@@ -77,7 +74,7 @@ def test_every_shared_sample_passes_every_profile(path: Path) -> None:
 
 
 def test_sample_without_created_by_is_info_only() -> None:
-    report = validate_file(SHARED / "samples/public/empty-puffin-uncompressed.bin")
+    report = validate_file(SAMPLES / "public/empty-puffin-uncompressed.bin")
     assert codes(report) == ["json.created-by"]
     assert not report.failed(strict=True)
 

@@ -10,12 +10,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from helpers import SAMPLES
 
 from puffin_cli.cli.main import cli
 from puffin_cli.format import PuffinWriter
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-SAMPLES = SHARED / "samples"
 GOOD = str(SAMPLES / "public" / "deletion-vector-v1.puffin")
 
 

@@ -1,7 +1,7 @@
 """validate never crashes, never hangs and never allocates what a length field claims.
 
 Hypothesis mutates valid files (our own, with every codec and a compressed footer, plus the
-shared samples written by Iceberg Java and Trino): bit flips, truncation, splicing two files,
+samples written by Iceberg Java and Trino): bit flips, truncation, splicing two files,
 and huge values written over length fields. Every case must give a report without an
 ``internal.error`` finding; truncations must fail.
 """
@@ -16,6 +16,7 @@ import tempfile
 import tracemalloc
 from pathlib import Path
 
+from helpers import SAMPLE_FILES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +26,6 @@ from puffin_cli.blobs.deletion_vector import dv_blob_properties, encode_deletion
 from puffin_cli.blobs.theta import build_theta_blob
 from puffin_cli.format import PuffinWriter
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
 WORK = Path(tempfile.mkdtemp(prefix="puffin-validate-fuzz-"))
 atexit.register(shutil.rmtree, WORK, True)
 def fuzz(examples: int) -> settings:
@@ -54,12 +54,11 @@ def _own_files() -> list[bytes]:
     return out
 
 
-def _shared_files() -> list[bytes]:
-    return [p.read_bytes() for p in sorted((SHARED / "samples").glob("*/*"))
-            if p.parent.name in ("public", "iceberg-java") and p.stat().st_size < 64 << 10]
+def _foreign_files() -> list[bytes]:
+    return [p.read_bytes() for p in SAMPLE_FILES if p.stat().st_size < 64 << 10]
 
 
-BASES = _own_files() + _shared_files()
+BASES = _own_files() + _foreign_files()
 bases = st.sampled_from(BASES)
 
 

@@ -31,7 +31,7 @@ THETA = "{samples}/public/apache-datasketches-theta-v1.puffin"
 DV64 = "{samples}/iceberg-java/dv-64bit.puffin"
 MIXED = "{samples}/iceberg-java/multi-blob-mixed.puffin"
 
-# name -> command line; {samples} is ../shared/samples, {repo} this checkout, {tmp} a fresh
+# name -> command line; {samples} is tests/data/foreign, {repo} this checkout, {tmp} a fresh
 # temp folder, {table} a synthetic three-snapshot table in it, {stats_table} a two-snapshot
 # table whose snapshots have statistics files (the second's covering two columns).
 CASES: dict[str, list[str]] = {
