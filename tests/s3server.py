@@ -2,6 +2,10 @@
 a small counting proxy in front of it that records every request the client sends (method,
 path, Range, status, body bytes) and can answer the next ones with an error, so the tests
 assert requests and bytes from the server's side, not from our own counters.
+
+The proxy records a request before it starts sending the answer, so once a client's call has
+returned (its answer was received), the request is already in ``CountingProxy.requests``: a
+count read after the command finishes is complete, however busy the machine.
 """
 
 from __future__ import annotations
@@ -38,12 +42,13 @@ class Request:
     path: str
     range: str | None
     status: int
-    body_bytes: int  # response body bytes sent to the client
+    body_bytes: int  # response body bytes the proxy answers with
 
 
 @dataclass
 class CountingProxy:
-    """Forwards to ``upstream``; ``requests`` lists what went through."""
+    """Forwards to ``upstream``; ``requests`` lists what went through, each recorded before
+    its answer is sent (see the module's docstring)."""
 
     upstream: int
     requests: list[Request] = field(default_factory=list)
@@ -72,11 +77,11 @@ class CountingProxy:
                                                                                "SlowDown")
                     payload = f"<Error><Code>{code}</Code><Message>{code}</Message></Error>"\
                         .encode()
+                    proxy._record(self, status, 0)
                     self.send_response(status)
                     self.send_header("Content-Length", str(len(payload)))
                     self.end_headers()
                     self.wfile.write(payload)
-                    proxy._record(self, status, 0)
                     return
                 upstream = http.client.HTTPConnection("127.0.0.1", proxy.upstream, timeout=120)
                 headers = {k: v for k, v in self.headers.items()
@@ -86,6 +91,8 @@ class CountingProxy:
                 upstream.request(self.command, self.path, body=body, headers=headers)
                 response = upstream.getresponse()
                 data = response.read()
+                upstream.close()
+                proxy._record(self, response.status, 0 if self.command == "HEAD" else len(data))
                 self.send_response(response.status)
                 for key, value in response.getheaders():
                     if key.lower() not in ("connection", "transfer-encoding",
@@ -97,8 +104,6 @@ class CountingProxy:
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(data)
-                upstream.close()
-                proxy._record(self, response.status, 0 if self.command == "HEAD" else len(data))
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _forward
 
@@ -144,10 +149,11 @@ class S3Server:
                 "AWS_REGION": REGION, "AWS_ENDPOINT_URL": endpoint or self.endpoint,
                 "AWS_EC2_METADATA_DISABLED": "true"}
 
-    def client(self) -> Any:
+    def client(self, endpoint: str | None = None) -> Any:
         import boto3
 
-        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=ACCESS_KEY,
+        return boto3.client("s3", endpoint_url=endpoint or self.endpoint,
+                            aws_access_key_id=ACCESS_KEY,
                             aws_secret_access_key=SECRET_KEY, region_name=REGION)
 
     def stop(self) -> None:

@@ -197,6 +197,24 @@ def test_write_copies_blobs_and_reads_inputs_from_objects(tree: Path, env: dict[
     assert results[0] == results[1]
 
 
+def test_the_proxy_counts_a_request_before_answering_it(tree: Path, s3_server: S3Server) -> None:
+    """The counts below are complete when the command returns: a request is in the proxy's
+    list before the first byte of its answer leaves, here while the client has read one byte
+    of an answer far larger than the loopback socket buffers (the proxy is still writing)."""
+    size = 32 << 20
+    s3_server.client().put_object(Bucket=BUCKET, Key="counted/large", Body=bytes(size))
+    s3_server.proxy.reset()
+    body = s3_server.client(s3_server.proxy_endpoint).get_object(
+        Bucket=BUCKET, Key="counted/large")["Body"]
+    try:
+        assert body.read(1) == b"\0"
+        assert [(r.method, r.path, r.status, r.body_bytes) for r in s3_server.proxy.requests] \
+            == [("GET", f"/{BUCKET}/counted/large", 200, size)]
+        assert len(body.read()) == size - 1
+    finally:
+        body.close()
+
+
 def test_metadata_of_a_large_object_costs_one_request(tree: Path, tmp_path: Path,
                                                       s3_server: S3Server) -> None:
     """inspect of a 256 MiB object: requests and bytes counted by the proxy."""
