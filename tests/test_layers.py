@@ -140,3 +140,17 @@ def test_architecture_doc_names_every_module_and_no_other() -> None:
     tree = text.split("```")[1]  # the tree drawing
     assert sorted(set(re.findall(r"[a-z_]+\.py", tree)) - names - {"__init__.py"}) == [], \
         "docs/architecture.md names a module that does not exist"
+
+
+def test_readme_lists_the_layers_of_architecture_doc_in_order() -> None:
+    """The README's numbered layer list, docs/architecture.md's layer chain and ``LAYERS``
+    name the same layers in the same order, with the same numbers."""
+    doc = (PACKAGE.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    chain = " → ".join(re.findall(r"\*\*([^*]+)\*\*", doc.split("\n\n")[1]))
+    doc_order = [name.strip() for name in chain.split("→")]
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## How the code is laid out", 1)[1].split("\n## ", 1)[0]
+    listed = [(int(n), name) for n, name in
+              re.findall(r"^(\d+)\. `puffin_cli/([a-z_]+)`", section, re.MULTILINE)]
+    assert doc_order == sorted(LAYERS, key=LAYERS.__getitem__)
+    assert listed == [(LAYERS[name], name) for name in doc_order]
