@@ -2,7 +2,7 @@
 
 (a) `inspect --json --no-decode` on a 1 GiB file: median wall time as a ratio to a bare Python
     process that only seeks and parses the footer; (b) bytes read from the file on 1 GiB and
-    1 MiB files; (c) peak RSS on the 1 GiB file; (d) `dump-blob --format positions` on a
+    1 MiB files; (c) peak RSS on the 1 GiB file; (d) `dump-blob --as positions` on a
     100-million-position DV, positions per second; (e) cold `puffin inspect` (human view,
     sketches decoded) on samples/stats.puffin, median wall time, against the Java tool's 0.6 s.
 """
@@ -82,7 +82,7 @@ def run(tmp: Path) -> list[tuple[str, float, str]]:
         ("(b) bytes read from a 1 GiB file by inspect", _bytes_read(big, small), "B"),
         ("(b) bytes read from a 1 MiB file by inspect", _bytes_read(small, big), "B"),
         ("(c) peak RSS inspect 1 GiB (goal < 60 MiB)", rss / 1024, "MiB"),
-        ("(d) dump-blob --format positions, 100M-position DV", dump, "s"),
+        ("(d) dump-blob --as positions, 100M-position DV", dump, "s"),
         ("(d) positions streamed per second", positions / dump, "pos/s"),
         ("(e) cold inspect samples/stats.puffin, median wall", cold, "s"),
         ("(e) ratio to the Java tool's 0.6 s (goal <= 0.33)", cold / 0.6, "x"),

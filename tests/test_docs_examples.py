@@ -112,3 +112,15 @@ def test_console_example(where: str, text: str, tmp_path: Path) -> None:
         assert matches(expected, actual), (
             f"{where}: $ {command}\nexpected:\n" + "\n".join(expected) + "\nactual:\n"
             + "\n".join(actual))
+
+
+def test_every_performance_figure_names_the_bench_module_that_produces_it() -> None:
+    """Each row of the README's Performance table names, in its module column, an existing
+    ``benchmarks/bench_NAME.py`` (``make bench`` prints every module's figures)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = readme.split("## Performance", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split(" | ") for line in table.splitlines()
+            if line.startswith("| ") and not line.startswith(("| what ", "|---"))]
+    assert len(rows) >= 10
+    modules = {p.stem.removeprefix("bench_") for p in (REPO / "benchmarks").glob("bench_*.py")}
+    assert [r[0] for r in rows if len(r) != 4 or r[2].strip("`") not in modules] == []
