@@ -21,7 +21,6 @@ table is loaded again and the update applied to the new version, a bounded numbe
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -31,7 +30,6 @@ from puffin_cli.analysis.table.commit import CommitResult, StatisticsFileEntry
 from puffin_cli.analysis.table.metadata import normalize_location
 from puffin_cli.format.errors import ErrorKind, PuffinError
 from puffin_cli.format.spec import PUFFIN_SUFFIXES
-from puffin_cli.storage import is_remote
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.table.loading import Table
@@ -238,14 +236,11 @@ def table_puffin_files(table: Table, identifier: str) -> TablePuffinFiles:
             for entry in table.manifests.live_files(manifest):
                 if entry.is_dv:
                     referenced[table.local(entry.path)] = None
-    def key(path: str) -> str:
-        return path if is_remote(path) else os.path.realpath(path)
+    from puffin_cli.analysis.table.orphans import find_orphans
 
-    known = {key(path) for path in referenced}
-    orphans = sorted(info.location for info in table.fileio.list_files(table.table_dir)
-                     if info.location.endswith(PUFFIN_SUFFIXES)
-                     and key(info.location) not in known)
-    return TablePuffinFiles(identifier, tuple(referenced), tuple(orphans), table.fileio)
+    orphans = find_orphans(table.fileio, table.table_dir, referenced)
+    return TablePuffinFiles(identifier, tuple(referenced),
+                            tuple(info.location for info in orphans), table.fileio)
 
 
 def catalog_puffin_files(name: str, namespaces: Sequence[str] = ()) -> list[TablePuffinFiles]:

@@ -51,6 +51,10 @@ def _converter(kind: type) -> Callable[[Any], Any]:
     kebab-case keys in field order, enums their value, dicts string-keyed objects, tuples and
     lists lists, bytes lowercase hex; anything else is left as it is."""
     plain = _PLAIN
+    from puffin_cli.format.findings import Finding
+
+    if kind is Finding:
+        return _finding
     if dataclasses.is_dataclass(kind):
         fields = [(f.name, f.name.replace("_", "-")) for f in dataclasses.fields(kind)]
 
@@ -71,6 +75,16 @@ def _converter(kind: type) -> Callable[[Any], Any]:
     if issubclass(kind, (bytes, bytearray)):
         return lambda value: bytes(value).hex()
     return lambda value: value
+
+
+def _finding(value: Any) -> Any:
+    """A finding: ``code``, ``severity``, ``message``, ``offset``, ``blob-index``, and for a
+    table finding its facts' keys (``path``, ``local-path``, ``snapshot-id``, ...) beside them."""
+    out = {"code": value.code, "severity": value.severity.value, "message": value.message,
+           "offset": value.offset, "blob-index": value.blob_index}
+    if value.facts is not None:
+        out.update(to_jsonable(value.facts))
+    return out
 
 
 def document(command: str, result: Any) -> dict[str, Any]:

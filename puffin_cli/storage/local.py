@@ -128,7 +128,7 @@ def stat_path(path: str) -> FileInfo | None:
 
 def stat(location: str) -> FileInfo | None:
     info = stat_path(local_path(location))
-    return None if info is None else FileInfo(location, info.size, info.kind)
+    return None if info is None else FileInfo(location, info.size, info.kind, info.modified)
 
 
 def list_dir(location: str) -> tuple[list[FileInfo], list[str]]:

@@ -310,7 +310,7 @@ def _object(fileio: FileIO, location: str, target: Target) -> FileInfo | None:
         return None
     except Exception as exc:
         _fail(exc, location, target)
-    return FileInfo(location, int(meta["size"]), "file")
+    return FileInfo(location, int(meta["size"]), "file", _timestamp(meta))
 
 
 def stat(fileio: FileIO, location: str) -> FileInfo | None:

@@ -33,8 +33,8 @@ table.orphan                  info      a Puffin file under the table nobody ref
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +48,7 @@ from puffin_cli.analysis.table.metadata import (
     Snapshot,
     StatisticsEntry,
 )
+from puffin_cli.analysis.table.orphans import find_orphans
 from puffin_cli.analysis.table.report import (
     DeletionVector,
     StatisticsBlob,
@@ -55,7 +56,34 @@ from puffin_cli.analysis.table.report import (
     StatisticsFile,
 )
 from puffin_cli.format.errors import PuffinError
-from puffin_cli.format.findings import Finding, Severity
+from puffin_cli.format.findings import (
+    ABOUT_DV,
+    ABOUT_FILE,
+    DATA,
+    DELETES,
+    PARTITION_STATISTICS,
+    PUFFIN,
+    STATISTICS,
+    Absent,
+    Container,
+    Detail,
+    Facts,
+    FileProblem,
+    FileRef,
+    Finding,
+    Mismatch,
+    NoBlob,
+    NotLive,
+    NotPuffin,
+    Orphan,
+    OutsideFile,
+    Severity,
+    TooLarge,
+    UnknownFields,
+    UnknownSnapshot,
+    Unset,
+    finding,
+)
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.reader import PuffinReader
@@ -66,9 +94,7 @@ from puffin_cli.format.spec import (
     NDV_PROPERTY,
     REFERENCED_DATA_FILE_PROPERTY,
 )
-from puffin_cli.storage import FileInfo, is_remote, join
-
-PUFFIN_SUFFIXES = (".puffin", ".stats")
+from puffin_cli.storage import FileInfo, join
 
 
 @dataclass
@@ -104,13 +130,30 @@ class TableChecks:
         self.dvs: dict[tuple[Any, ...], DeletionVector] = {}
         self.by_snapshot: defaultdict[int, list[StatisticsEntry]] | None = None
 
-    def add(self, code: str, message: str, severity: Severity = Severity.ERROR,
+    def add(self, code: str, facts: Facts, severity: Severity = Severity.ERROR,
             offset: int | None = None, blob_index: int | None = None) -> None:
-        self.findings.append(Finding(code, severity, message, offset, blob_index))
+        self.findings.append(finding(code, facts, severity, offset, blob_index))
+
+    def facts_of_file(self, path: str, snapshot_id: int | None, detail: Detail,
+                      content: str = STATISTICS) -> Facts:
+        """Facts about a statistics (or partition statistics) file the metadata names."""
+        return Facts(path, self.elsewhere(path), snapshot_id, ABOUT_FILE,
+                     (FileRef(content, path),), detail)
+
+    def facts_of_dv(self, snapshot_id: int, entry: ContentFile, detail: Detail) -> Facts:
+        """Facts about a deletion vector: its delete file and its data file."""
+        return Facts(entry.path, self.elsewhere(entry.path), snapshot_id, ABOUT_DV,
+                     (FileRef(DELETES, entry.path, entry.content_offset, entry.content_size),
+                      FileRef(DATA, entry.referenced_data_file)), detail)
+
+    def elsewhere(self, location: str) -> str | None:
+        """Where ``location`` is read when that is another location (else ``None``)."""
+        local = self.mapper.local(location)
+        return None if local == location else local
 
     def local(self, location: str) -> str:
         path = self.mapper.local(location)
-        self.referenced.add(_same(path))
+        self.referenced.add(path)
         return path
 
     def _file(self, local: str) -> FileInfo | None:
@@ -145,18 +188,21 @@ class TableChecks:
         self.files[local] = found
         return found
 
-    def validate_file(self, location: str) -> None:
+    def validate_file(self, location: str, snapshot_id: int | None, content: str) -> None:
+        """Validate's findings about the Puffin file at ``location``, once per file (the
+        first statistics entry or deletion vector that names it gives their facts)."""
         local = self.mapper.local(location)
         if not self.validate or local in self.validated or self._file(local) is None:
             return
         self.validated.add(local)
         from puffin_cli.analysis.validate import validate_file
 
-        for finding in validate_file(local, fileio=self.fileio,
-                                     max_blob_size=self.max_blob_size).findings:
-            self.findings.append(Finding(finding.code, finding.severity,
-                                         f"{location}: {finding.message}", finding.offset,
-                                         finding.blob_index))
+        for found in validate_file(local, fileio=self.fileio,
+                                   max_blob_size=self.max_blob_size).findings:
+            self.add(found.code, Facts(location, self.elsewhere(location), snapshot_id,
+                                       ABOUT_FILE, (FileRef(content, location),),
+                                       FileProblem(found.message)),
+                     found.severity, found.offset, found.blob_index)
 
     # statistics ----------------------------------------------------------------------------
 
@@ -184,42 +230,47 @@ class TableChecks:
                               schema_id, blobs)
 
     def check_statistics(self, entry: StatisticsEntry, names: FieldNames) -> None:
-        where = entry.path
+        def facts(detail: Detail) -> Facts:
+            return self.facts_of_file(entry.path, entry.snapshot_id, detail)
+
         if self.metadata.snapshot(entry.snapshot_id) is None:
-            self.add("table.stats.snapshot", f"{where}: registered for snapshot "
-                     f"{entry.snapshot_id}, which the table does not have")
+            self.add("table.stats.snapshot", facts(UnknownSnapshot()))
         for index, blob in enumerate(entry.blobs):
-            unknown = [f for f in blob.fields if f not in names]
+            unknown = tuple(f for f in blob.fields if f not in names)
             if unknown:
-                self.add("table.stats.field", f"{where}: blob {index} ({blob.type}) names field "
-                         f"IDs {unknown} that schema {names.schema_id} does not have",
+                self.add("table.stats.field", facts(UnknownFields(index, blob.type, unknown,
+                                                                  names.schema_id)),
                          blob_index=index)
         found = self.puffin(entry.path)
         if not found.exists:
-            self.add("table.stats.missing", f"{where}: statistics file for snapshot "
-                     f"{entry.snapshot_id} does not exist ({self.mapper.local(entry.path)})")
+            self.add("table.stats.missing", facts(Absent()))
             return
         if found.size != entry.file_size:
-            self.add("table.stats.size", f"{where}: file-size-in-bytes is {entry.file_size}, "
-                     f"the file has {found.size} bytes")
-        self.validate_file(entry.path)
+            self.add("table.stats.size", facts(Mismatch("file-size-in-bytes", "file",
+                                                         entry.file_size, found.size)))
+        self.validate_file(entry.path, entry.snapshot_id, STATISTICS)
         if found.blobs is None:
             if found.problem is None:
-                self.add("table.stats.blob-metadata", f"{where}: not a Puffin file (no PFA1 "
-                         "magic at byte 0)", offset=0)
+                self.add("table.stats.blob-metadata", facts(NotPuffin()), offset=0)
             elif not self.validate:
-                self.add(found.problem.code, str(found.problem), offset=found.problem.offset)
+                # PuffinError's own text: it names the file (where it was read) itself
+                problem = found.problem
+                self.findings.append(Finding(
+                    problem.code, Severity.ERROR, str(problem), problem.offset,
+                    facts=facts(FileProblem(problem.message))))
             return
         if found.footer_size != entry.footer_size:
-            self.add("table.stats.footer-size", f"{where}: file-footer-size-in-bytes is "
-                     f"{entry.footer_size}, the footer has {found.footer_size} bytes")
+            self.add("table.stats.footer-size", facts(Mismatch(
+                "file-footer-size-in-bytes", "footer", entry.footer_size, found.footer_size)))
         self.compare_blobs(entry, found.blobs)
 
     def compare_blobs(self, entry: StatisticsEntry, blobs: tuple[BlobMetadata, ...]) -> None:
-        where = entry.path
+        def facts(detail: Detail) -> Facts:
+            return self.facts_of_file(entry.path, entry.snapshot_id, detail)
+
         if len(entry.blobs) != len(blobs):
-            self.add("table.stats.blob-metadata", f"{where}: blob-metadata lists "
-                     f"{len(entry.blobs)} blobs, the Puffin footer {len(blobs)}")
+            self.add("table.stats.blob-metadata", facts(Mismatch(
+                "blob-count", "footer", len(entry.blobs), len(blobs))))
         for index, (listed, actual) in enumerate(zip(entry.blobs, blobs, strict=False)):
             pairs = (("type", listed.type, actual.type),
                      ("snapshot-id", listed.snapshot_id, actual.snapshot_id),
@@ -228,8 +279,8 @@ class TableChecks:
                      ("properties", listed.properties, actual.properties))
             for key, said, has in pairs:
                 if said != has:
-                    self.add("table.stats.blob-metadata", f"{where}: blob {index} {key} is "
-                             f"{said!r} in the table metadata, {has!r} in the Puffin footer",
+                    self.add("table.stats.blob-metadata",
+                             facts(Mismatch(key, "footer", said, has, blob_index=index)),
                              offset=actual.offset, blob_index=index)
 
     def partition_statistics(self, snapshot_id: int) -> tuple[PartitionStatisticsEntry, ...]:
@@ -237,14 +288,15 @@ class TableChecks:
         for entry in self.metadata.partition_statistics:
             if entry.snapshot_id != snapshot_id:
                 continue
-            local = self.local(entry.path)
-            info = self._file(local)
+            info = self._file(self.local(entry.path))
             if info is None:
-                self.add("table.stats.missing", f"{entry.path}: partition statistics file for "
-                         f"snapshot {snapshot_id} does not exist ({local})")
+                self.add("table.stats.missing", self.facts_of_file(
+                    entry.path, snapshot_id, Absent(), PARTITION_STATISTICS))
             elif info.size != entry.file_size:
-                self.add("table.stats.size", f"{entry.path}: file-size-in-bytes is "
-                         f"{entry.file_size}, the file has {info.size} bytes")
+                self.add("table.stats.size", self.facts_of_file(
+                    entry.path, snapshot_id,
+                    Mismatch("file-size-in-bytes", "file", entry.file_size, info.size),
+                    PARTITION_STATISTICS))
             out.append(entry)
         return tuple(out)
 
@@ -280,18 +332,19 @@ class TableChecks:
 
     def _check_deletion_vector(self, snapshot_id: int, entry: ContentFile,
                                data_files: dict[str, ContentFile]) -> DeletionVector:
-        where = f"snapshot {snapshot_id}: DV for {entry.referenced_data_file} in {entry.path}"
+        def facts(detail: Detail) -> Facts:
+            return self.facts_of_dv(snapshot_id, entry, detail)
+
         found = self.puffin(entry.path)
         decoded: dv_containers.DecodedDV | None = None
         if not found.exists:
-            self.add("table.dv.missing", f"{where}: the file does not exist "
-                     f"({self.mapper.local(entry.path)})")
+            self.add("table.dv.missing", facts(Absent()))
         else:
             if found.is_puffin:
-                self.validate_file(entry.path)
-            self.check_blob(where, entry, found)
-            decoded = self.decode(where, entry, found)
-        self.check_data_file(where, entry, decoded, data_files)
+                self.validate_file(entry.path, snapshot_id, DELETES)
+            self.check_blob(facts, entry, found)
+            decoded = self.decode(facts, entry, found)
+        self.check_data_file(facts, entry, decoded, data_files)
         return DeletionVector(
             data_file=entry.referenced_data_file, path=entry.path, offset=entry.content_offset,
             length=entry.content_size, record_count=entry.record_count,
@@ -300,7 +353,8 @@ class TableChecks:
             spec_id=entry.spec_id, partition=entry.partition,
             sequence_number=entry.sequence_number)
 
-    def check_blob(self, where: str, entry: ContentFile, found: _PuffinFile) -> None:
+    def check_blob(self, facts: Callable[[Detail], Facts], entry: ContentFile,
+                   found: _PuffinFile) -> None:
         if found.blobs is None:
             return
         dvs = [(i, b) for i, b in enumerate(found.blobs) if b.type == DV_BLOB_TYPE]
@@ -311,37 +365,33 @@ class TableChecks:
         if by_ref:
             index, blob = by_ref[0]
             if blob.offset != entry.content_offset:
-                self.add("table.dv.offset", f"{where}: content_offset is "
-                         f"{entry.content_offset}, the blob for this data file is at "
-                         f"{blob.offset}", offset=blob.offset, blob_index=index)
+                self.add("table.dv.offset", facts(Mismatch(
+                    "content_offset", "footer", entry.content_offset, blob.offset)),
+                    offset=blob.offset, blob_index=index)
             if blob.length != entry.content_size:
-                self.add("table.dv.length", f"{where}: content_size_in_bytes is "
-                         f"{entry.content_size}, the blob is {blob.length} bytes",
-                         offset=blob.offset, blob_index=index)
+                self.add("table.dv.length", facts(Mismatch(
+                    "content_size_in_bytes", "footer", entry.content_size, blob.length)),
+                    offset=blob.offset, blob_index=index)
         elif at_offset:
             index, blob = at_offset[0]
             said = blob.properties.get(REFERENCED_DATA_FILE_PROPERTY)
-            self.add("table.dv.referenced-file", f"{where}: the blob at offset {blob.offset} "
-                     f"is for {said}", offset=blob.offset, blob_index=index)
+            self.add("table.dv.referenced-file", facts(Mismatch(
+                "referenced_data_file", "blob", ref, said)), offset=blob.offset,
+                blob_index=index)
         else:
-            self.add("table.dv.offset", f"{where}: no deletion-vector blob for this data file "
-                     f"and none at offset {entry.content_offset} in the Puffin footer")
+            self.add("table.dv.offset", facts(NoBlob()))
 
-    def decode(self, where: str, entry: ContentFile,
+    def decode(self, facts: Callable[[Detail], Facts], entry: ContentFile,
                found: _PuffinFile) -> dv_containers.DecodedDV | None:
         offset, length = entry.content_offset, entry.content_size
         if offset is None or length is None:
-            self.add("table.dv.offset", f"{where}: content_offset / content_size_in_bytes "
-                     "missing (required for deletion vectors)")
+            self.add("table.dv.offset", facts(Unset("content_offset / content_size_in_bytes")))
             return None
         if offset < 0 or length < 0 or offset + length > found.size:
-            self.add("table.dv.length", f"{where}: range [{offset}, {offset + length}) is "
-                     f"outside the file of {found.size} bytes", offset=offset)
+            self.add("table.dv.length", facts(OutsideFile(found.size)), offset=offset)
             return None
         if length > self.max_blob_size:
-            self.add("blob.too-large", f"{where}: deletion vector of {length} bytes is larger "
-                     f"than the limit of {self.max_blob_size} bytes; not read (raise "
-                     "--max-blob-size to read it)", offset=offset)
+            self.add("blob.too-large", facts(TooLarge(self.max_blob_size)), offset=offset)
             return None
         key = (offset, length)
         decoded = found.decoded.get(key)
@@ -355,43 +405,42 @@ class TableChecks:
         if decoded.problem is not None:
             severity = (Severity.WARNING if decoded.container == dv_containers.UNKNOWN
                         else Severity.ERROR)
-            self.add("table.dv.container", f"{where}: {decoded.container} range "
-                     f"[{offset}, {offset + length}): {decoded.problem}", severity, offset)
+            self.add("table.dv.container", facts(Container(decoded.container,
+                                                           decoded.problem)), severity, offset)
         elif decoded.container != dv_containers.PUFFIN:
-            self.add("table.dv.container", f"{where}: the range holds a {decoded.container} "
-                     "deletion vector, not a Puffin blob", Severity.INFO, offset)
+            self.add("table.dv.container", facts(Container(decoded.container, None)),
+                     Severity.INFO, offset)
         if decoded.cardinality is not None and decoded.cardinality != entry.record_count:
-            self.add("table.dv.record-count", f"{where}: record_count is {entry.record_count}, "
-                     f"the bitmap holds {decoded.cardinality} positions", offset=offset)
+            self.add("table.dv.record-count", facts(Mismatch(
+                "record_count", "bitmap", entry.record_count, decoded.cardinality)),
+                offset=offset)
         return decoded
 
-    def check_data_file(self, where: str, entry: ContentFile,
+    def check_data_file(self, facts: Callable[[Detail], Facts], entry: ContentFile,
                         decoded: dv_containers.DecodedDV | None,
                         data_files: dict[str, ContentFile]) -> None:
         ref = entry.referenced_data_file
         if ref is None:
-            self.add("table.dv.referenced-file", f"{where}: referenced_data_file is null "
-                     "(required for deletion vectors)")
+            self.add("table.dv.referenced-file", facts(Unset("referenced_data_file")))
             return
         data = data_files.get(ref)
         if data is None:
-            self.add("table.dv.not-live", f"{where}: data file {ref} is not live in the "
-                     "snapshot")
+            self.add("table.dv.not-live", facts(NotLive()))
             return
         if entry.record_count > data.record_count:
-            self.add("table.dv.record-count", f"{where}: deletes {entry.record_count} rows, "
-                     f"the data file has {data.record_count}")
+            self.add("table.dv.record-count", facts(Mismatch(
+                "record_count", "data-file", entry.record_count, data.record_count)))
         top = None if decoded is None else decoded.max_position
         if top is not None and top >= data.record_count:
-            self.add("table.dv.position-range", f"{where}: position {top} is past the data "
-                     f"file's {data.record_count} rows")
+            self.add("table.dv.position-range", facts(Mismatch(
+                "position", "data-file", data.record_count, top)))
         if entry.sequence_number < data.sequence_number:
-            self.add("table.dv.sequence", f"{where}: data sequence number "
-                     f"{entry.sequence_number} is below the data file's {data.sequence_number}")
+            self.add("table.dv.sequence", facts(Mismatch(
+                "sequence_number", "data-file", entry.sequence_number, data.sequence_number)))
         if entry.spec_id != data.spec_id or entry.partition != data.partition:
-            self.add("table.dv.partition", f"{where}: partition spec {entry.spec_id} "
-                     f"{entry.partition} differs from the data file's spec {data.spec_id} "
-                     f"{data.partition}")
+            self.add("table.dv.partition", facts(Mismatch(
+                "partition", "data-file", (entry.spec_id, entry.partition),
+                (data.spec_id, data.partition))))
 
     # one snapshot --------------------------------------------------------------------------
 
@@ -401,18 +450,15 @@ class TableChecks:
         for entry in self.metadata.statistics:
             self.local(entry.path)
         root = self.table_dir if everywhere else join(self.table_dir, METADATA_DIR)
-        found = [info.location for info in self.fileio.list_files(root)
-                 if info.location.endswith(PUFFIN_SUFFIXES)
-                 and _same(info.location) not in self.referenced]
-        for path in sorted(found):
-            self.add("table.orphan", f"{path}: Puffin file referenced by no "
-                     f"{'snapshot' if everywhere else 'statistics entry'}", Severity.INFO)
-        return tuple(sorted(found))
-
-
-def _same(location: str) -> str:
-    """A form of a location that is equal for two names of one file (symlinks resolved)."""
-    return location if is_remote(location) else os.path.realpath(location)
+        found = find_orphans(self.fileio, root, self.referenced)
+        scope = "snapshot" if everywhere else "statistics entry"
+        for info in found:
+            named = self.mapper.location(info.location)
+            self.add("table.orphan", Facts(
+                named, None if named == info.location else info.location, None, ABOUT_FILE,
+                (FileRef(PUFFIN, named),), Orphan(scope, info.size, info.modified)),
+                Severity.INFO)
+        return tuple(info.location for info in found)
 
 
 def _ndv(properties: dict[str, str]) -> int | None:

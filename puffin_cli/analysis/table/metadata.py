@@ -148,6 +148,14 @@ class PathMapper:
                 return target + text[len(source):]
         return text  # read where it is (an object store location is read there)
 
+    def location(self, local: str) -> str:
+        """How the metadata would name a file read at ``local`` (what :meth:`local` undoes)."""
+        text = normalize_location(local)
+        for source, target in sorted(self.rules, key=lambda rule: len(rule[1]), reverse=True):
+            if text == target or text.startswith(target + "/"):
+                return source + text[len(target):]
+        return local
+
 
 # --- discovery --------------------------------------------------------------------------------
 

@@ -32,7 +32,15 @@ from puffin_cli.analysis.table.report import (
     Totals,
 )
 from puffin_cli.format.errors import PuffinError
-from puffin_cli.format.findings import Severity
+from puffin_cli.format.findings import (
+    ABOUT_SNAPSHOT,
+    DATA,
+    DELETES,
+    Duplicate,
+    Facts,
+    FileRef,
+    Severity,
+)
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import default_io
 
@@ -154,9 +162,13 @@ class _LiveFiles:
             count = len(self.by_data_file.get(data_file, ()))
             if count > 1 and (data_file, count) not in self.duplicates_reported:
                 self.duplicates_reported.add((data_file, count))
-                self.checks.add("table.dv.duplicate", f"snapshot {snapshot_id}: {count} "
-                                f"deletion vectors for data file {data_file}; at most one is "
-                                "allowed")
+                entries = sorted((self.entries[dv_id] for dv_id in self.by_data_file[data_file]),
+                                 key=lambda e: (e.path, e.content_offset or 0))
+                files = (FileRef(DATA, data_file), *(
+                    FileRef(DELETES, e.path, e.content_offset, e.content_size) for e in entries))
+                self.checks.add("table.dv.duplicate", Facts(
+                    data_file, self.checks.elsewhere(data_file), snapshot_id, ABOUT_SNAPSHOT,
+                    files, Duplicate(count)))
 
     def listed(self, limit: int | None) -> tuple[DeletionVector, ...]:
         """The first ``limit`` DVs (all for ``None``) in (data file, path) order."""
