@@ -75,6 +75,7 @@ def gcs_server() -> Iterator[str]:
 
 EMITTED: set[str] = set()  # codes of findings made
 RAISED: set[str] = set()  # codes of errors made (validate turns format errors into findings)
+FACTLESS: set[str] = set()  # codes of table findings made without their facts
 _make_finding = Finding.__init__
 _make_error = PuffinError.__init__
 
@@ -88,6 +89,8 @@ def _recording_finding(self: Finding, *args: Any, **kwargs: Any) -> None:
     _make_finding(self, *args, **kwargs)
     if _made_by_puffin_cli():
         EMITTED.add(self.code)
+        if self.code.startswith("table.") and self.facts is None:
+            FACTLESS.add(self.code)
 
 
 def _recording_error(self: PuffinError, *args: Any, **kwargs: Any) -> None:

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import EMITTED, RAISED
+from conftest import EMITTED, FACTLESS, RAISED
 
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
@@ -73,3 +73,9 @@ def test_documented_codes_are_emitted_by_tests_and_emitted_codes_documented(
     docs = documented()
     assert sorted(docs - EMITTED - RAISED) == [], "documented, but no test emits it"
     assert sorted(EMITTED - docs) == [], "made in a test, but not documented"
+
+
+def test_every_table_finding_made_carries_its_facts() -> None:
+    """``puffin repair`` and scripts read a table finding's files and snapshot from its facts,
+    never from its message: no ``table.*`` finding made in the tests lacks them."""
+    assert sorted(FACTLESS) == []

@@ -113,17 +113,34 @@ class Table:
         return snapshot
 
     def snapshot(self, snapshot_id: int | None) -> Snapshot | None:
-        """Snapshot ``snapshot_id`` (an error when the table has none by that ID), or the
+        """Snapshot ``snapshot_id`` (an error when the table has none by that ID, unless exactly
+        one snapshot's ID rounds to the same double: a 64-bit ID a JSON tool rounded), or the
         current snapshot for ``None``."""
         if snapshot_id is None:
             return self.current_snapshot()
-        snapshot = self.metadata.snapshot(snapshot_id)
+        snapshot = self.metadata.snapshot(snapshot_id) or self._rounded(snapshot_id)
         if snapshot is None:
             newest = self.snapshots()[-_KNOWN_SNAPSHOTS_SHOWN:]
             known = ", ".join(str(s.snapshot_id) for s in newest) or "none"
             raise PuffinError(f"no snapshot {snapshot_id} (latest snapshots: {known})",
                               code="table.snapshot", path=self.metadata.path)
         return snapshot
+
+    def _rounded(self, snapshot_id: int) -> Snapshot | None:
+        """The one snapshot whose ID a tool that reads JSON numbers as doubles (jq 1.6,
+        JavaScript) turned into ``snapshot_id``: its ID rounds to the same double. Several is
+        an error that lists them."""
+        try:
+            near = float(snapshot_id)
+        except OverflowError:
+            return None
+        found = [s for s in self.metadata.snapshots if float(s.snapshot_id) == near]
+        if len(found) > 1:
+            ids = ", ".join(str(s.snapshot_id) for s in found)
+            raise PuffinError(f"no snapshot {snapshot_id}; it is a rounded form of each of "
+                              f"{ids}: name one exactly", code="table.snapshot",
+                              path=self.metadata.path)
+        return found[0] if found else None
 
     def snapshots(self) -> list[Snapshot]:
         """Every snapshot, oldest first (by sequence number, then time)."""
