@@ -343,23 +343,120 @@ def test_from_parquet_field_ids_by_name_from_the_table(
     data, table = _plain_parquet_and_table(tmp_path)
     out = tmp_path / "out.puffin"
     result = run(str(out), "--from-parquet", str(data), "--table", str(table), "--columns",
-                 "id,part", "--json")
+                 "id,part", "--snapshot", "none", "--json")
     assert result.exit_code == 0, result.output
     blobs = json.loads(result.stdout)["blobs"]
     assert [(b["metadata"]["fields"], b["ndv"], b["metadata"]["snapshot-id"],
-             b["metadata"]["sequence-number"]) for b in blobs] == [([1], 50, 1002, 2),
-                                                                  ([4], 2, 1002, 2)]
+             b["metadata"]["sequence-number"]) for b in blobs] == [([1], 50, -1, -1),
+                                                                  ([4], 2, -1, -1)]
     chosen = run(str(tmp_path / "o2.puffin"), "--from-parquet", str(data), "--table",
-                 str(table), "--columns", "part", "--field-id", "part=9", "--snapshot", "1001",
+                 str(table), "--columns", "part", "--field-id", "part=9", "--snapshot", "-1",
                  "--json")
     assert [(b["metadata"]["fields"], b["metadata"]["snapshot-id"],
              b["metadata"]["sequence-number"]) for b in json.loads(chosen.stdout)["blobs"]] == \
-        [([9], 1001, 1)]
+        [([9], -1, -1)]
     code, _, stderr = run_main(capsys, str(tmp_path / "o3.puffin"), "--from-parquet", str(data),
-                               "--table", str(table))
+                               "--table", str(table), "--snapshot", "NONE")
     assert code == 1
     assert "column 'extra' in" in stderr
     assert "the table's schema has no column of that name (its columns: customer, " \
         "customer.name, id, part)" in stderr
     assert run(str(tmp_path / "o4.puffin"), "--dv", "f", "--positions", "1", "--table",
                str(table)).exit_code == 2
+
+
+# --------------------------------------------------------------------------------------------
+# --from-parquet --table: blobs that claim a snapshot describe exactly its live rows
+
+
+def _copy_on_write_table(tmp_path: Path) -> tuple[Any, Path]:
+    """A pyiceberg v2 table appended three times, then two deletes that rewrite files
+    (copy-on-write): 7 Parquet files under data/, 3 of them live."""
+    from pyiceberg.catalog.sql import SqlCatalog
+    from pyiceberg.expressions import EqualTo, LessThan
+
+    catalog = SqlCatalog("t", uri=f"sqlite:///{tmp_path}/c.db",
+                         warehouse=(tmp_path / "wh").as_uri())
+    catalog.create_namespace("shop")
+    rows = pa.table({"order_id": pa.array(range(3000), pa.int64()),
+                     "country": pa.array(["de", "fr", "us", "uk", "jp"][i % 5]
+                                         for i in range(3000))})
+    table = catalog.create_table("shop.orders", schema=rows.schema)
+    for i in range(3):
+        table.append(rows.slice(i * 1000, 1000))
+    table.delete(LessThan("order_id", 500))
+    table.delete(EqualTo("country", "jp"))
+    return table, tmp_path / "wh" / "shop" / "orders"
+
+
+def _live_files(table: Any) -> list[str]:
+    from urllib.parse import urlparse
+
+    return sorted(urlparse(task.file.file_path).path for task in table.scan().plan_files())
+
+
+def test_from_parquet_table_refuses_files_the_snapshot_no_longer_has(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table, root = _copy_on_write_table(tmp_path)
+    snapshot = table.current_snapshot().snapshot_id
+    assert len(list((root / "data").glob("*.parquet"))) == 7
+    out = tmp_path / "stats.puffin"
+    code, stdout, stderr = run_main(capsys, str(out), "--from-parquet", f"{root}/data/*.parquet",
+                                    "--table", str(root))
+    assert (code, stdout) == (1, "")
+    assert stderr.startswith(f"puffin: error: 4 of the 7 file(s) --from-parquet matched are "
+                             f"not live data files of snapshot {snapshot} ({root}/data/")
+    assert stderr.endswith(f", …): its statistics would count rows it does not have; "
+                           f"`puffin stats compute {root} --snapshot {snapshot}` computes a "
+                           "snapshot's statistics; --snapshot none writes blobs that claim no "
+                           "snapshot\n")
+    assert stderr.count("\n") == 1 and not out.exists()
+    # fewer files than the snapshot has: rows missing
+    live = _live_files(table)
+    code, _, stderr = run_main(capsys, str(out), "--from-parquet", live[0], "--table", str(root))
+    assert code == 1 and not out.exists()
+    assert f"2 of the 3 live data file(s) of snapshot {snapshot} are not among the files" \
+        in stderr
+
+
+def test_from_parquet_table_of_exactly_the_live_files(tmp_path: Path) -> None:
+    table, root = _copy_on_write_table(tmp_path)
+    snapshot = table.current_snapshot()
+    args = [a for path in _live_files(table) for a in ("--from-parquet", path)]
+    result = run(str(tmp_path / "s.puffin"), *args, "--table", str(root), "--json")
+    assert result.exit_code == 0, result.output
+    rows = table.scan().to_arrow()
+    assert [(b["metadata"]["fields"], b["ndv"], b["metadata"]["snapshot-id"],
+             b["metadata"]["sequence-number"]) for b in json.loads(result.stdout)["blobs"]] == [
+        ([1], len(set(rows["order_id"].to_pylist())), snapshot.snapshot_id,
+         snapshot.sequence_number),
+        ([2], len(set(rows["country"].to_pylist())), snapshot.snapshot_id,
+         snapshot.sequence_number)]
+    assert len(set(rows["country"].to_pylist())) == 4
+    # every file under data/, as the blobs of no snapshot: said explicitly
+    anyway = run(str(tmp_path / "all.puffin"), "--from-parquet", f"{root}/data/*.parquet",
+                 "--table", str(root), "--snapshot", "none", "--json")
+    assert anyway.exit_code == 0, anyway.output
+    assert [(b["ndv"], b["metadata"]["snapshot-id"], b["metadata"]["sequence-number"])
+            for b in json.loads(anyway.stdout)["blobs"]] == [(3000, -1, -1), (5, -1, -1)]
+
+
+def test_from_parquet_table_refuses_live_files_with_deleted_rows(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tables.synthetic import dv_table
+
+    root = tmp_path / "t"
+    dv_table(root, snapshots=1, dvs_per_snapshot=1, carry=True).finish()
+    data = root / "data" / "part=0" / "s1-f0.parquet"
+    data.parent.mkdir(parents=True)
+    pq.write_table(pa.table({"id": pa.array(range(100), pa.int64())}), data)
+    code, _, stderr = run_main(capsys, str(tmp_path / "o.puffin"), "--from-parquet",
+                               f"{root}/data/*/*.parquet", "--table", str(root))
+    assert code == 1
+    assert stderr == (
+        f"puffin: error: 1 of the live data file(s) of snapshot 1001 have rows it deletes "
+        "(deletion vectors, position or equality deletes) that --from-parquet does not apply "
+        f"({data}); `puffin stats compute {root} --snapshot 1001` computes a snapshot's "
+        "statistics; --snapshot none writes blobs that claim no snapshot\n")
+
+

@@ -63,6 +63,24 @@ class DecimalInt(click.ParamType[int, Any]):
         return number
 
 
+# The snapshot-id of blobs that claim no snapshot (the Puffin spec's -1), spelled ``none``.
+NO_SNAPSHOT = -1
+
+
+class SnapshotId(DecimalInt):
+    """A snapshot ID, or ``none`` (any case) for :data:`NO_SNAPSHOT`."""
+
+    name = "ID|none"
+
+    def __init__(self) -> None:
+        super().__init__(signed=True)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, str) and value.strip().lower() == "none":
+            return NO_SNAPSHOT
+        return super().convert(value, param, ctx)
+
+
 def json_option(func: F) -> F:
     """``--json``: the one output selection, the command's JSON document instead of the human
     view."""

@@ -8,7 +8,11 @@ from typing import Any
 import click
 
 from puffin_cli.analysis.write.build import write_plan
-from puffin_cli.analysis.write.parquet import expand_paths, parquet_theta_blobs
+from puffin_cli.analysis.write.parquet import (
+    check_snapshot_files,
+    expand_paths,
+    parquet_theta_blobs,
+)
 from puffin_cli.analysis.write.plan import (
     COMPRESSION_CHOICES,
     DEFAULT_THETA_CODEC,
@@ -26,7 +30,9 @@ from puffin_cli.analysis.write.plan import (
 from puffin_cli.analysis.write.spec import load_spec, parse_type
 from puffin_cli.cli.grammar import Command, emit, renamed_flag, renamed_option
 from puffin_cli.cli.options import (
+    NO_SNAPSHOT,
     DecimalInt,
+    SnapshotId,
     io_option,
     json_option,
     max_blob_size_option,
@@ -58,7 +64,8 @@ Examples:
 
 \b
   # the same for Parquet files without field IDs: IDs by column name from the
-  # table's schema, blobs for its current snapshot
+  # table's schema, blobs for its current snapshot (the files must be exactly its
+  # live data files, without deletes; else use puffin stats compute)
   puffin write stats.puffin --from-parquet 't/data/*.parquet' --table t
 
 \b
@@ -107,20 +114,24 @@ def _events(ctx: click.Context, params: dict[str, Any]) -> list[tuple[str, str]]
 
 
 def _table_ids(table: str | None, snapshot_id: int | None, sequence_number: int | None,
-               theta_ids: dict[str, int]) -> tuple[dict[str, int] | None, dict[str, int]]:
+               theta_ids: dict[str, int], files: Sequence[str]
+               ) -> tuple[dict[str, int] | None, dict[str, int]]:
     """Field IDs by column name from ``table``'s schema (of --snapshot, else of its current
     snapshot), and the snapshot-id and sequence-number of the --from-parquet blobs: the
-    table's snapshot's unless given."""
+    table's snapshot's unless given, after checking that ``files`` are exactly its live rows
+    (:func:`check_snapshot_files`). ``--snapshot none`` (-1): blobs that claim no snapshot."""
     if table is None:
         return None, theta_ids
     from puffin_cli.analysis.table.loading import Table
 
     loaded = Table.load(table)
-    snapshot = loaded.snapshot(snapshot_id)
+    claimed = snapshot_id != NO_SNAPSHOT
+    snapshot = loaded.snapshot(snapshot_id if claimed else None)
     ids = loaded.field_names(None if snapshot is None else snapshot.snapshot_id).ids()
-    if snapshot is None:
+    if snapshot is None or not claimed:
         return ids, theta_ids
-    return ids, {"snapshot_id": snapshot.snapshot_id if snapshot_id is None else snapshot_id,
+    check_snapshot_files(files, loaded, snapshot, table)
+    return ids, {"snapshot_id": snapshot.snapshot_id,
                  "sequence_number": snapshot.sequence_number if sequence_number is None
                  else sequence_number}
 
@@ -206,14 +217,18 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
 @click.option("--table", "table", default=None, metavar="PATH",
               help="An Iceberg table directory or its *.metadata.json file: --from-parquet "
                    "columns without field IDs take them from its schema by name, and the "
-                   "blobs its current snapshot (or --snapshot) unless given.")
+                   "blobs claim its current snapshot (or --snapshot), so the files must be "
+                   "that snapshot's live data files without deletes (for a snapshot's "
+                   "statistics in general: puffin stats compute).")
 @click.option("--field-id", "field_id_options", multiple=True, metavar="NAME=ID",
               help="Field ID of a Parquet column that has none in its schema (or to override).")
 @click.option("--copy-blob", multiple=True, metavar="FILE:INDEX",
               help="Copy blob INDEX of Puffin file FILE as stored (no recompression).")
-@click.option("--snapshot", "snapshot_id", type=DecimalInt(signed=True), default=None, metavar="ID",
+@click.option("--snapshot", "snapshot_id", type=SnapshotId(), default=None, metavar="ID|none",
               help="snapshot-id of the Theta blobs built by --theta / --from-parquet "
-                   "[default: -1].")
+                   "[default: -1; with --table, its current snapshot]. With --table, the "
+                   "files must be exactly that snapshot's live data files, none with deleted "
+                   "rows; 'none' (or -1): blobs that claim no snapshot.")
 @click.option("--sequence-number", type=DecimalInt(signed=True), default=None,
               help="sequence-number of those Theta blobs [default: -1].")
 @click.option("--property", "property_options", multiple=True, metavar="KEY=VALUE",
@@ -337,7 +352,8 @@ def write(ctx: click.Context, /, target: str | None, output: str | None, spec_pa
             field_ids[key] = field_id
         files = expand_paths(shortcuts["from_parquet"])
         wanted = None if columns is None else [c.strip() for c in columns.split(",") if c]
-        table_ids, parquet_ids = _table_ids(table, snapshot_id, sequence_number, theta_ids)
+        table_ids, parquet_ids = _table_ids(table, snapshot_id, sequence_number, theta_ids,
+                                            files)
         blobs[parquet_at:parquet_at] = parquet_theta_blobs(
             files, columns=wanted, field_ids=field_ids, table_ids=table_ids,
             uuid_as_string=uuid_as_string, codec=theta_codec, **parquet_ids)

@@ -19,13 +19,15 @@ from puffin_cli.analysis.write.plan import (
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.numbers import decimal_int
-from puffin_cli.storage import default_io, has_magic, scheme_of
+from puffin_cli.storage import default_io, has_magic, is_remote, local_path, scheme_of
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
     import pyarrow as pa
 
+    from puffin_cli.analysis.table.loading import Table
+    from puffin_cli.analysis.table.metadata import Snapshot
     from puffin_cli.blobs.theta import CompactTheta
 
     UInt64Array = npt.NDArray[np.uint64]
@@ -69,6 +71,54 @@ def expand_paths(patterns: Sequence[str], base_dir: str = "") -> tuple[str, ...]
             matches = [full]
         out.extend(m for m in matches if m not in out)
     return tuple(out)
+
+
+def _same_file(location: str) -> str:
+    """A location as two spellings of one file compare: a local one resolved."""
+    return location if is_remote(location) else os.path.realpath(local_path(location))
+
+
+def _first(paths: Sequence[str]) -> str:
+    shown = ", ".join(paths[:2])
+    return f"{shown}, …" if len(paths) > 2 else shown
+
+
+def check_snapshot_files(files: Sequence[str], table: Table, snapshot: Snapshot,
+                         table_name: str) -> None:
+    """Blobs that claim ``snapshot`` (of ``table``, named ``table_name`` by the user)
+    describe exactly its live rows, as ``stats compute`` counts them: ``files`` must be the
+    snapshot's live data files, all of them, none with rows the snapshot deletes
+    (``--from-parquet`` reads files whole; it applies no delete). The snapshot's files and
+    the deletes that apply to each are the stats plan's
+    (:func:`puffin_cli.analysis.stats.plan.plan_snapshot`)."""
+    from puffin_cli.analysis.stats.plan import plan_snapshot
+
+    plan = plan_snapshot(table, snapshot, None)
+    live = {_same_file(f.local): f for f in plan.data_files}
+    given = {_same_file(path): path for path in files}
+    snap = f"snapshot {snapshot.snapshot_id}"
+    instead = (f"`puffin stats compute {table_name} --snapshot "
+               f"{snapshot.snapshot_id}` computes a snapshot's statistics; --snapshot none "
+               "writes blobs that claim no snapshot")
+    dead = [path for key, path in given.items() if key not in live]
+    if dead:
+        raise spec_error(f"{len(dead)} of the {len(files)} file(s) --from-parquet matched "
+                         f"are not live data files of {snap} ({_first(dead)}): its statistics "
+                         f"would count rows it does not have; {instead}",
+                         code="spec.parquet.not-live")
+    missing = [f.location for key, f in live.items() if key not in given]
+    if missing:
+        raise spec_error(f"{len(missing)} of the {len(live)} live data file(s) of {snap} are "
+                         f"not among the files --from-parquet matched ({_first(missing)}): "
+                         f"its statistics would miss their rows; {instead}",
+                         code="spec.parquet.not-live")
+    deleted = [f.location for f in live.values()
+               if f.deletion_vector or f.position_deletes or f.equality_deletes]
+    if deleted:
+        raise spec_error(f"{len(deleted)} of the live data file(s) of {snap} have rows it "
+                         f"deletes (deletion vectors, position or equality deletes) that "
+                         f"--from-parquet does not apply ({_first(deleted)}); {instead}",
+                         code="spec.parquet.deleted-rows")
 
 
 def iceberg_type_of(arrow_type: pa.DataType) -> IcebergType | None:
