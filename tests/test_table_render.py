@@ -152,7 +152,8 @@ def test_key_facts() -> None:
                                                   ["966", "480", "220", "puffin"],
                                                   ["4", "240", "100", "puffin"]]
     assert len({line.index("puffin") for line in numbers}) == 1
-    assert ("  totals           0 statistics file(s), 0 blob(s)\n"
+    assert ("  totals           0 live data file(s), 0 row(s)\n"
+            "                   0 statistics file(s), 0 blob(s)\n"
             "                   3 deletion vector(s) in 1 file(s), 1,202 bytes\n"
             "                   541 deleted row(s)\n") in text
     # Findings: errors first, "severity code  message", further lines indented.

@@ -125,20 +125,51 @@ def test_evolution_chart_one_line_per_snapshot_with_bar_and_statistics_mark(
     table.statistics.append({"snapshot-id": 1002, "statistics-path": table.uri("metadata/s.stats"),
                              "file-size-in-bytes": 1, "file-footer-size-in-bytes": 1,
                              "blob-metadata": []})
+    # a copy-on-write delete: files of 10 rows replaced by files of 7
+    table.snapshots[-1]["summary"].update({"operation": "overwrite", "deleted-records": "10",
+                                           "added-records": "7"})
     table.finish()
     done = CliRunner().invoke(cli, ["table", "--all-snapshots", str(table.root)],
-                              env={"COLUMNS": "80"})
+                              env={"COLUMNS": "120"})
     lines = done.stdout.splitlines()
     start = lines.index("  deletes and statistics by snapshot, oldest first")
     head, rows = lines[start + 1], lines[start + 2:start + 5]
-    assert head.split()[:5] == ["snapshot", "seq", "operation", "DVs", "deleted"]
-    assert [r.split()[0] for r in rows] == ["1001", "1002", "1003*"]
-    assert [r.split()[3:5] for r in rows] == [["1", "1"], ["1", "2"], ["1", "4"]]
+    assert head.split()[:7] == ["snapshot", "committed", "(UTC)", "seq", "operation", "DVs",
+                                "deleted"]
+    assert head.split()[-3:] == ["rows", "removed", "stats"]
+    assert [r.split()[:5] for r in rows] == [
+        ["1001", "2023-11-14", "22:13", "1", "append"],
+        ["1002", "2023-11-14", "22:13", "2", "append"],
+        ["1003*", "2023-11-14", "22:13", "3", "overwrite"]]
+    assert [r.split()[5:7] for r in rows] == [["1", "1"], ["1", "2"], ["1", "4"]]
     bars = [r.count("█") for r in rows]
-    assert bars[0] < bars[1] < bars[2] and rows[2].count("█") == len(rows[2].split()[5])
-    assert [r.split()[-2:] for r in rows] == [["10.0%", "·"], ["20.0%", "●"], ["40.0%", "○"]]
+    assert bars[0] < bars[1] < bars[2] and rows[2].count("█") == len(rows[2].split()[7])
+    assert [r.split()[-3:] for r in rows] == [["10.0%", "0", "·"], ["20.0%", "0", "●"],
+                                              ["40.0%", "3", "○"]]
     assert "snapshot 1003" not in done.stdout  # no per-snapshot detail without --limit
     assert done.stderr == ""  # no progress display when stderr is not a terminal
+    # wide: the bar stays short; narrow: no bar, then no commit time, nothing wrapped
+    wide = CliRunner().invoke(cli, ["table", "--all-snapshots", str(table.root)],
+                              env={"COLUMNS": "200"}).stdout.splitlines()
+    assert max(r.count("█") + ("▏" in r) for r in wide) == 24
+    assert max(len(r) for r in wide[start:start + 5]) < 120
+    narrow = CliRunner().invoke(cli, ["table", "--all-snapshots", str(table.root)],
+                                env={"COLUMNS": "80"}).stdout.splitlines()
+    assert narrow[start + 1].split() == ["snapshot", "seq", "operation", "DVs", "deleted", "of",
+                                         "rows", "removed", "stats"]
+    assert narrow[start + 4].split() == ["1003*", "3", "overwrite", "1", "4", "40.0%", "3", "○"]
+    assert max(len(r) for r in narrow) <= 80
+
+
+def test_totals_name_the_live_data_files_and_rows(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    table = dv_table(root, snapshots=2, dvs_per_snapshot=2, carry=True)
+    table.snapshots[-1]["summary"].update({"deleted-records": "250", "added-records": "50"})
+    table.finish()
+    done = CliRunner().invoke(cli, ["table", str(root)], env={"COLUMNS": "200"})
+    assert ("  totals           4 live data file(s), 400 row(s); 0 statistics file(s), 0 blob(s); "
+            "4 deletion vector(s) in 2 file(s), ") in done.stdout
+    assert "bytes; 12 deleted row(s); 200 row(s) removed by replaced data files\n" in done.stdout
 
 
 def _records(output: str) -> list[dict[str, Any]]:

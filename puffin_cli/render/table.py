@@ -272,6 +272,8 @@ def _snapshot(console: Console, view: SnapshotView, paths: _Paths) -> None:
 # Eighths of a cell, for the bars.
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
 _OWN, _STALE, _NONE = "●", "○", "·"
+# The bar of the evolution chart: at most this many cells, and none when fewer fit.
+_BAR_WIDTH, _BAR_MIN = 24, 8
 
 
 def _bar(share: float, width: int) -> str:
@@ -291,51 +293,74 @@ def _statistics_mark(view: SnapshotView) -> str:
     return _STALE if used.trino is not None else _NONE
 
 
+def _committed(timestamp_ms: int) -> str:
+    """A snapshot's commit time, UTC, to the minute."""
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(timestamp_ms / 1000))
+
+
 def _evolution(console: Console, views: Sequence[SnapshotView]) -> None:
-    """One line per snapshot: ID (``*`` current), sequence number, operation, deletion
-    vectors, deleted rows with a bar to scale (the most deleted rows fill it), their share of
-    the snapshot's live rows, and the statistics mark."""
+    """One line per snapshot: ID (``*`` current), commit time (UTC), sequence number,
+    operation, deletion vectors, deleted rows with a bar to scale (the most deleted rows fill
+    it, at most :data:`_BAR_WIDTH` cells), their share of the snapshot's live rows, the rows
+    its replaced data files took away (copy-on-write deletes) and the statistics mark. What
+    does not fit the width is left out: the bar first, then the commit time."""
     top = max((v.totals.deleted_rows for v in views), default=0)
-    cells = [[str(v.snapshot_id) + ("*" if v.current else ""), str(v.sequence_number),
-              v.operation or "", f"{v.totals.deletion_vectors:,}",
+    head = ["snapshot", "committed (UTC)", "seq", "operation", "DVs", "deleted", "of rows",
+            "removed", "stats"]
+    cells = [[str(v.snapshot_id) + ("*" if v.current else ""), _committed(v.timestamp_ms),
+              str(v.sequence_number), v.operation or "", f"{v.totals.deletion_vectors:,}",
               f"{v.totals.deleted_rows:,}",
               (f"{v.totals.deleted_rows / v.totals.data_rows:.1%}" if v.totals.data_rows
                else "-"),
-              _statistics_mark(v)] for v in views]
-    head = ["snapshot", "seq", "operation", "DVs", "deleted", "of rows", "stats"]
+              f"{v.removed_rows:,}", _statistics_mark(v)] for v in views]
     widths = [max(cell_len(row[i]) for row in [head, *cells]) for i in range(len(head))]
-    width = max(console.width - 2 - sum(widths) - len(_GAP) * len(widths), 8)
-    right = {1, 3, 4, 5}
+    right = {2, 4, 5, 6, 7}
+    shown = list(range(len(head)))
+    room = console.width - 2 - sum(widths) - len(_GAP) * (len(widths) - 1)
+    bar_width = min(room - len(_GAP), _BAR_WIDTH)
+    if bar_width < _BAR_MIN:
+        bar_width = 0
+        if room < 0:
+            shown.remove(1)
 
     def cell(row: Sequence[str], index: int) -> str:
         text = row[index]
         return text.rjust(widths[index]) if index in right else text.ljust(widths[index])
 
-    def line(row: Sequence[str], bar: str) -> str:
-        return _GAP.join([*(cell(row, i) for i in range(5)), bar, cell(row, 5),
-                          cell(row, 6)]).rstrip()
+    def line(row: Sequence[str], bar: str | None) -> str:
+        parts = [cell(row, i) for i in shown]
+        if bar is not None:
+            parts.insert(shown.index(5) + 1, bar)
+        return _GAP.join(parts).rstrip()
 
     layout.print_line(console, Text("  deletes and statistics by snapshot, oldest first",
                                     style="bold"))
-    layout.print_line(console, Text("  " + line(head, "(to scale)".ljust(width)[
-        :width]), style="dim"))
+    layout.print_line(console, Text("  " + line(head, "(to scale)".ljust(bar_width)[
+        :bar_width] if bar_width else None), style="dim"))
+    start = 2 + sum(widths[i] + len(_GAP) for i in shown if i <= 5)
     for view, row in zip(views, cells, strict=True):
-        bar = _bar(view.totals.deleted_rows / top if top else 0.0, width)
-        text = Text("  " + line(row, bar))
-        start = 2 + sum(widths[:5]) + len(_GAP) * 5
-        text.stylize("red", start, start + width)
+        bar = _bar(view.totals.deleted_rows / top if top else 0.0, bar_width)
+        text = Text("  " + line(row, bar if bar_width else None))
+        if bar_width:
+            text.stylize("red", start, start + bar_width)
         layout.print_line(console, text)
-    layout.print_folded(console, f"* current; stats: {_OWN} its own, {_STALE} stale (only an "
-                        f"ancestor's), {_NONE} none", 2, style="dim")
+    layout.print_folded(console, f"* current; removed: rows of the data files it replaced, "
+                        f"less those it rewrote; stats: {_OWN} its own, {_STALE} stale (only "
+                        f"an ancestor's), {_NONE} none", 2, style="dim")
 
 
 def _totals(console: Console, view: SnapshotView) -> None:
     """One line when it fits, else one line per part."""
     totals = view.totals
-    parts = [f"{totals.statistics_files} statistics file(s), {totals.statistics_blobs} blob(s)",
+    parts = [f"{totals.data_files:,} live data file(s), {totals.data_rows:,} row(s)",
+             f"{totals.statistics_files} statistics file(s), {totals.statistics_blobs} blob(s)",
              f"{totals.deletion_vectors} deletion vector(s) in {totals.dv_files} file(s), "
              f"{totals.dv_bytes:,} bytes",
              f"{totals.deleted_rows:,} deleted row(s)"]
+    if view.removed_rows:
+        parts.append(f"{view.removed_rows:,} row(s) removed by replaced data files")
     if totals.other_delete_files:
         parts.append(f"{totals.other_delete_files} other delete file(s)")
     joined = "; ".join(parts)

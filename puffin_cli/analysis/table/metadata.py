@@ -53,6 +53,9 @@ class Snapshot:
     manifests: tuple[str, ...]
     schema_id: int | None
     operation: str | None
+    # Rows of the data files it removed less rows of those it added (summary deleted-records
+    # and added-records), when more: rows a copy-on-write delete rewrote away.
+    removed_rows: int = 0
 
 
 @dataclass(frozen=True)
@@ -288,7 +291,17 @@ def _snapshot(item: Obj) -> Snapshot:
         manifests=item.strings("manifests"),
         schema_id=item.integer("schema-id", None),
         operation=summary.text("operation", None),
+        removed_rows=max(_summary_count(summary, "deleted-records")
+                         - _summary_count(summary, "added-records"), 0),
     )
+
+
+def _summary_count(summary: Obj, key: str) -> int:
+    """A count of a snapshot summary (a string of digits, as Iceberg writes it); 0 when
+    absent or not a count (the summary is informational)."""
+    value = summary.value.get(key)
+    count = decimal_int(value) if isinstance(value, str) else None
+    return 0 if count is None else count
 
 
 def _statistics(item: Obj) -> StatisticsEntry:

@@ -96,6 +96,7 @@ class SnapshotView:
     deletion_vectors: tuple[DeletionVector, ...]
     totals: Totals
     deletion_vectors_omitted: int = 0  # not listed (``--limit``); counted in ``totals``
+    removed_rows: int = 0  # rows its replaced data files took away (Snapshot.removed_rows)
 
 
 @dataclass(frozen=True)

@@ -241,7 +241,8 @@ class TableWalk:
             statistics_used=checks.statistics_choice(snapshot),
             partition_statistics=checks.partition_statistics(sid),
             deletion_vectors=listed, totals=totals,
-            deletion_vectors_omitted=len(live.dvs) - len(listed))
+            deletion_vectors_omitted=len(live.dvs) - len(listed),
+            removed_rows=snapshot.removed_rows)
 
     def finish(self) -> TableReport:
         table, checks, metadata = self.table, self.checks, self.table.metadata
