@@ -74,10 +74,12 @@ def test_cli_parquet_output_and_exit_code(tmp_path: Path, spark: Any) -> None:
     reports = [validate_file(f) for f in files]
     errors = sum(r.errors for r in reports)
     infos = sum(r.infos for r in reports)
-    assert lines[0].startswith("scanned 5 Puffin files in ")
-    assert lines[0].endswith(f": 2 with errors, 0 with warnings; {errors} errors, 0 warnings, "
-                             f"{infos} infos")
-    assert lines[-1] == f"findings written to {out} (parquet)"
+    assert lines[:3] == ["failed (2):", f"  {tmp_path}/tree/a/flag.stats",
+                         f"  {tmp_path}/tree/c/truncated.puffin"]
+    assert lines[-1].startswith("scanned 5 Puffin files in ")
+    assert lines[-1].endswith(f": 2 with errors, 0 with warnings; {errors} errors, 0 warnings, "
+                              f"{infos} info")
+    assert lines[-2] == f"findings written to {out} (parquet)"
     table = pq.read_table(out).to_pylist()
     assert sorted(r["path"] for r in table) == sorted(str(f) for f in files)
     by_path = {r["path"]: r for r in table}
@@ -98,6 +100,34 @@ def test_cli_files_from_and_json(tmp_path: Path, spark: Any) -> None:
     doc = json.loads(outcome.output)
     assert (doc["files"], doc["errors"], doc["files-with-errors"]) == (3, 0, 0)
     assert doc["output"] is None
+
+
+def test_cli_names_the_failed_files_and_takes_validates_ci_options(tmp_path: Path) -> None:
+    files = make_tree(tmp_path / "tree")
+    warned = tmp_path / "tree" / "lz4.puffin"
+    warned.write_bytes((Path(__file__).parents[1] / "samples" / "lz4-footer.puffin").read_bytes())
+    truncated, flagged = str(files[-1]), str(tmp_path / "tree" / "a" / "flag.stats")
+    outcome = CliRunner().invoke(cli, ["scan", str(tmp_path / "tree")])
+    assert outcome.exit_code == 1
+    lines = outcome.stdout.splitlines()
+    assert lines[:3] == ["failed (2):", f"  {flagged}", f"  {truncated}"]
+    assert lines[-1].startswith("scanned 6 Puffin files in ")
+    assert "(1 files/s)" not in outcome.stdout
+    strict = CliRunner().invoke(cli, ["scan", "--strict", "--json", str(warned)])
+    assert strict.exit_code == 1
+    doc = json.loads(strict.stdout)
+    assert (doc["strict"], doc["files-failed"], [r["path"] for r in doc["failures"]]) == \
+        (True, 1, [str(warned)])
+    assert CliRunner().invoke(cli, ["scan", "-q", str(warned)]).exit_code == 0
+    github = CliRunner().invoke(cli, ["scan", "--github", str(tmp_path / "tree")])
+    assert github.exit_code == 1
+    annotations = github.stdout.splitlines()
+    assert annotations[0].startswith(f"::error file={flagged},title=")
+    assert any(a.startswith(f"::error file={truncated},title=") for a in annotations)
+    assert not any(str(warned) in a for a in annotations)  # it did not fail
+    assert annotations[-1].startswith("scanned 6 Puffin files in ")
+    one = CliRunner().invoke(cli, ["scan", str(files[0])])
+    assert one.stdout.splitlines()[-1].startswith("scanned 1 Puffin file in ")
 
 
 def test_cli_needs_a_path(tmp_path: Path) -> None:

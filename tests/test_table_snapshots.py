@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from tables.synthetic import TableBuilder, data_entry, dv_entry, dv_table
 
@@ -83,6 +84,47 @@ def _bad_dv_table(tmp_path: Path) -> Path:
         table.snapshot(listed)
     table.finish()
     return table.root
+
+
+def _warning_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """One snapshot with a statistics file whose sketch's ndv property is off by one: a
+    warning (theta.ndv-property), no error."""
+    import puffin_cli.blobs.theta as theta
+
+    build = theta.build_theta_blob
+    monkeypatch.setattr(theta, "build_theta_blob",
+                        lambda *a, **k: (build(*a, **k)[0], build(*a, **k)[1] + 1))
+    table = TableBuilder(tmp_path / "warn")
+    table.snapshot([(table.manifest([data_entry(table.uri("data/a.parquet"), 0, 100)], 0),
+                     0, 1)])
+    table.statistics_file(1001, {1: [1, 2, 3]})
+    table.finish()
+    return table.root
+
+
+def test_ci_options_of_validate_work_on_table(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    bad, warned = _bad_dv_table(tmp_path), _warning_table(tmp_path, monkeypatch)
+    quiet = _invoke("-q", str(bad))
+    assert (quiet.exit_code, quiet.stdout, quiet.stderr) == (1, "", "")
+    assert _invoke("--quiet", str(warned)).exit_code == 0
+    strict = _invoke("--strict", "-q", str(warned))
+    assert (strict.exit_code, strict.stdout) == (1, "")
+    assert _invoke("--strict", "--jsonl", str(warned)).exit_code == 1
+    assert _invoke("--jsonl", str(warned)).exit_code == 0
+    github = _invoke("--github", str(bad))
+    assert github.exit_code == 1
+    metadata = bad / "metadata" / "v1.metadata.json"
+    lines = github.stdout.splitlines()
+    assert lines[0].startswith(f"::error file={metadata},title=table.dv.record-count::")
+    assert lines[-1] == "1 table checked: 1 error, 0 warnings"
+    warning = _invoke("--github", "--strict", str(warned))
+    assert warning.exit_code == 1
+    assert warning.stdout.splitlines()[0].startswith(
+        f"::warning file={warned / 'metadata' / 'v1.metadata.json'},title=theta.ndv-property::")
+    assert warning.stdout.splitlines()[-1] == "1 table checked: 0 errors, 1 warning"
+    both = _invoke("--github", "--json", str(bad))
+    assert both.exit_code == 2 and "--json and --github exclude each other" in both.stderr
 
 
 def test_a_dv_carried_by_many_snapshots_is_checked_once(tmp_path: Path) -> None:

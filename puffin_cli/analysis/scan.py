@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from puffin_cli.analysis.validate import FileReport
+
 
 @dataclass(frozen=True)
 class ScanResult:
@@ -21,7 +23,10 @@ class ScanResult:
     catalog: str | None = None  # scan --catalog: the catalog, its tables scanned, the orphans
     tables: int | None = None
     orphans: tuple[str, ...] = ()
+    strict: bool = False  # --strict: a warning fails a file too
+    files_failed: int = 0  # files with an error (with ``strict``: or a warning)
+    failures: tuple[FileReport, ...] = ()  # the first NAMED_FAILURES of them, in order
 
     @property
     def failed(self) -> bool:
-        return self.errors > 0
+        return self.files_failed > 0

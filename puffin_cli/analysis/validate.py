@@ -280,6 +280,10 @@ class ValidationRun:
                    sum(r.infos for r in reports), failed)
 
 
+# A summary names at most this many failed files (validate's --json names them all; scan's
+# document gives the reports of this many).
+NAMED_FAILURES = 50
+
 # Objects validated at once: requests overlap; memory stays about this many blobs.
 CONCURRENT_OBJECTS = 16
 

@@ -98,6 +98,19 @@ def quiet_option(func: F) -> F:
                              "how it went.")(func)
 
 
+def strict_option(func: F) -> F:
+    """``--strict``: warnings fail too (exit 1), not only errors."""
+    return click.option("--strict", is_flag=True,
+                        help="Fail on warnings too, not only on errors.")(func)
+
+
+def github_option(func: F) -> F:
+    """``--github``: GitHub Actions annotations instead of the human view."""
+    return click.option("--github", is_flag=True,
+                        help="GitHub Actions annotations (::error file=...::message) instead of "
+                             "the human view.")(func)
+
+
 def output_file_option(what: str) -> Callable[[F], F]:
     """``-o/--output FILE``: where a command writes its output file instead of stdout."""
     return click.option("-o", "--output", "output", default=None, metavar="FILE",

@@ -14,12 +14,14 @@ from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.options import (
     catalog_option,
     force_option,
+    github_option,
     io_option,
     json_option,
     max_blob_size_option,
     output_file_option,
     quiet_option,
     spark_conf_option,
+    strict_option,
 )
 from puffin_cli.format.errors import PuffinError
 
@@ -64,14 +66,16 @@ def _listed(files_from: str) -> list[str]:
 @spark_conf_option
 @catalog_option
 @max_blob_size_option
+@strict_option
 @json_option
+@github_option
 @quiet_option
 @io_option
 @click.pass_context
 def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use_spark: bool,
          master: str | None, output: str | None, force: bool, output_format: str | None,
          profile: str, spark_conf: dict[str, str], catalog: str | None, max_blob_size: int,
-         as_json: bool, quiet: bool) -> None:
+         strict: bool, as_json: bool, github: bool, quiet: bool) -> None:
     """Validate every Puffin file under PATH (directories are searched recursively, as
     `puffin validate` does) with the checks of `puffin validate`.
 
@@ -79,9 +83,10 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
     scans every Puffin file its tables reference (statistics files, deletion vectors of every
     snapshot) and the orphans, Puffin files under a table nobody references (listed).
 
-    Prints a summary (files, errors and warnings, the most frequent finding codes); --output
-    writes one record per file (its report as `puffin validate --json` gives it) as JSON lines
-    or Parquet. Exit 1 when any file has an error.
+    Prints a summary (the files that failed, the most frequent finding codes, then files,
+    errors and warnings); --output writes one record per file (its report as `puffin validate
+    --json` gives it) as JSON lines or Parquet. Exit 1 when any file has an error (with
+    --strict: or a warning), as `puffin validate`.
 
     \b
     Examples:
@@ -93,6 +98,8 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
     from puffin_cli.cli.validate import expand
     from puffin_cli.spark.scan import scan as run_scan
 
+    if as_json and github:
+        raise click.UsageError("--json and --github exclude each other")
     tables = None
     if catalog is not None:
         from puffin_cli.analysis.catalog import catalog_puffin_files
@@ -117,10 +124,11 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
     result = run_scan(files, master=master, profile=profile, max_blob_size=max_blob_size,
                       output=output, output_format=output_format or "jsonl", force=force,
                       use_spark=use_spark and bool(files), spark_conf=spark_conf,
-                      quiet_spark=not debug, fileios=fileios)
+                      quiet_spark=not debug, fileios=fileios, strict=strict)
     if tables is not None:
         result = replace(result, catalog=catalog, tables=len(tables),
                          orphans=tuple(path for t in tables for path in t.orphans))
     if as_json or not quiet:
-        emit(ctx, result, "puffin_cli.render.stats:scan_view", as_json=as_json)
+        view = "scan_github" if github else "scan_view"
+        emit(ctx, result, f"puffin_cli.render.stats:{view}", as_json=as_json)
     sys.exit(EXIT_BAD_FILE if result.failed else EXIT_OK)

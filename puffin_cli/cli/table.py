@@ -7,15 +7,18 @@ import sys
 import click
 
 from puffin_cli.cli.grammar import Command, emit
-from puffin_cli.cli.main import EXIT_BAD_FILE
+from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.options import (
     DecimalInt,
     catalog_option,
+    github_option,
     io_option,
     json_option,
     max_blob_size_option,
+    quiet_option,
     relocate_option,
     snapshot_option,
+    strict_option,
 )
 
 
@@ -32,16 +35,20 @@ from puffin_cli.cli.options import (
 @click.option("--limit", type=DecimalInt(min=0), default=None, metavar="N",
               help="List at most N deletion vectors per snapshot (default: all of one "
                    "snapshot; with --all-snapshots none: the evolution chart and totals).")
+@strict_option
 @json_option
 @click.option("--jsonl", "as_jsonl", is_flag=True,
               help="Stream JSON lines as the snapshots are read: a record per table, "
                    "snapshot, deletion vector change and finding (docs/table.md).")
+@github_option
+@quiet_option
 @max_blob_size_option
 @io_option
 @click.pass_context
 def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots: bool,
           relocate: list[tuple[str, str]], catalog: str | None, no_validate: bool,
-          limit: int | None, as_json: bool, as_jsonl: bool, max_blob_size: int) -> None:
+          limit: int | None, strict: bool, as_json: bool, as_jsonl: bool, github: bool,
+          quiet: bool, max_blob_size: int) -> None:
     """Show and cross-check the Puffin files of Iceberg tables.
 
     PATH is a table directory, a *.metadata.json file, or a warehouse directory (every table
@@ -49,7 +56,9 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
     current snapshot (or --snapshot, --all-snapshots): the statistics files with column names
     and NDVs, which file Spark and Trino use, partition statistics, and the deletion vectors
     of the snapshot's delete manifests. Everything that points at a Puffin
-    file is checked against the file. Exit 1 when a check finds an error.
+    file is checked against the file. Exit 1 when a check finds an error (with --strict: or
+    a warning), as `puffin validate`; --github writes the findings as GitHub Actions
+    annotations, -q nothing but the exit status.
 
     \b
     Examples:
@@ -59,17 +68,20 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
       puffin table --jsonl --all-snapshots warehouse
       puffin table --relocate s3://bucket/warehouse=/data/warehouse /data/warehouse/db/orders
       puffin table --catalog prod sales.orders
+      puffin table --strict --github warehouse
     """
     from puffin_cli.analysis.table.walk import TableWalk, analyze_path, table_paths
     from puffin_cli.render.progress import ProgressDisplay
 
     if snapshot_id is not None and all_snapshots:
         raise click.UsageError("--snapshot and --all-snapshots exclude each other")
-    if as_json and as_jsonl:
-        raise click.UsageError("--json and --jsonl exclude each other")
+    chosen = [name for name, on in (("--json", as_json), ("--jsonl", as_jsonl),
+                                    ("--github", github)) if on]
+    if len(chosen) > 1:
+        raise click.UsageError(f"{' and '.join(chosen)} exclude each other")
     if limit is None and all_snapshots:
         limit = 0
-    with ProgressDisplay() as display:
+    with ProgressDisplay(not quiet) as display:
         display.phase("reading snapshots")
         if as_jsonl:
             from puffin_cli.render.table import write_jsonl
@@ -78,14 +90,14 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
                                relocate=relocate, validate=not no_validate, limit=0,
                                catalog=catalog, max_blob_size=max_blob_size)
                      for t in table_paths(path, catalog))
-            ok = write_jsonl(walks, sys.stdout, display.advance)
+            failed = write_jsonl(walks, sys.stdout, display.advance, strict=strict)
         else:
             report = analyze_path(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
                                   relocate=relocate, validate=not no_validate, limit=limit,
                                   progress=display.advance, catalog=catalog,
                                   max_blob_size=max_blob_size)
-            ok = report.ok
-    if not as_jsonl:
-        emit(ctx, report, "puffin_cli.render.table:render_human", as_json=as_json)
-    if not ok:
-        ctx.exit(EXIT_BAD_FILE)
+            failed = report.failed(strict)
+    if not as_jsonl and (as_json or not quiet):
+        view = "github" if github else "render_human"
+        emit(ctx, report, f"puffin_cli.render.table:{view}", as_json=as_json)
+    sys.exit(EXIT_BAD_FILE if failed else EXIT_OK)

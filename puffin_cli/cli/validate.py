@@ -11,11 +11,13 @@ from puffin_cli.analysis.profiles import PROFILES
 from puffin_cli.cli.grammar import Command, emit, renamed_choice
 from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.options import (
+    github_option,
     io_option,
     json_option,
     max_blob_size_option,
     path_option,
     quiet_option,
+    strict_option,
 )
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.paimon_blob import MAGIC_BYTES as PAIMON_RECORD_MAGIC
@@ -79,13 +81,11 @@ _OLD_FORMAT = renamed_choice("--json", {"human": [], "json": ["--json"], "github
 @path_option
 @click.option("--profile", type=click.Choice(PROFILES), default="spec", show_default=True,
               help="Also check what this engine rejects (docs/validate.md lists the rules).")
-@click.option("--strict", is_flag=True, help="Fail on warnings too, not only on errors.")
+@strict_option
 @click.option("-v", "--verbose", is_flag=True,
               help="Show every file, also those without errors or warnings.")
 @json_option
-@click.option("--github", is_flag=True,
-              help="GitHub Actions annotations (::error file=...::message) instead of the human "
-                   "view.")
+@github_option
 @quiet_option
 @max_blob_size_option
 @io_option

@@ -10,7 +10,7 @@ from rich.text import Text
 from puffin_cli.analysis.paimon import PaimonFileReport, RowReport
 from puffin_cli.format.paimon_blob import BlobWriteResult
 from puffin_cli.render import layout
-from puffin_cli.render.layout import plain_lines
+from puffin_cli.render.layout import plain_lines, plural
 
 _NESTED = {"array": "ARRAY<BLOB>", "map": "MAP<K, BLOB>"}
 _NOUN = {"array": "element", "map": "entry"}
@@ -21,9 +21,7 @@ def _bytes(value: int) -> str:
 
 
 def _plural(count: int, noun: str) -> str:
-    if count == 1:
-        return f"1 {noun}"
-    return f"{count:,} {'entries' if noun == 'entry' else noun + 's'}"
+    return plural(count, noun, "entries" if noun == "entry" else None)
 
 
 def _nested(row: RowReport) -> str:

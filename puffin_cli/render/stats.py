@@ -7,7 +7,7 @@ from rich.console import Console
 
 from puffin_cli.analysis.scan import ScanResult
 from puffin_cli.analysis.stats.result import StatsResult
-from puffin_cli.render.layout import plain_lines
+from puffin_cli.render.layout import plain_lines, plural
 
 
 def stats_lines(result: StatsResult) -> list[str]:
@@ -42,24 +42,34 @@ ORPHANS_SHOWN = 20
 
 
 def scan_lines(result: ScanResult) -> list[str]:
-    """Summary of what ``scan`` found."""
+    """Summary of what ``scan`` found; the files that failed are named first, as
+    ``validate``'s summary names them (the last line is the one to grep)."""
     rate = result.files / result.seconds if result.seconds > 0 else 0.0
-    lines = [f"scanned {result.files:,} Puffin files in {result.seconds:.1f} s "
-             f"({rate:,.0f} files/s): {result.files_with_errors:,} with errors, "
-             f"{result.files_with_warnings:,} with warnings; {result.errors:,} errors, "
-             f"{result.warnings:,} warnings, {result.infos:,} infos"]
+    lines = []
+    if result.files_failed:
+        lines.append(f"failed ({result.files_failed:,}):")
+        lines.extend(f"  {report.path}" for report in result.failures)
+        if result.files_failed > len(result.failures):
+            lines.append(f"  … and {result.files_failed - len(result.failures):,} more "
+                         "(--output has every file's findings)")
     for code, count in result.codes:
         lines.append(f"  {count:>8,}  {code}")
     if result.catalog is not None:
-        lines.append(f"{result.tables:,} tables of catalog {result.catalog}; "
-                     f"{len(result.orphans):,} orphan Puffin files (under a table, referenced "
-                     "by none of its metadata)")
+        lines.append(f"{plural(result.tables or 0, 'table')} of catalog {result.catalog}; "
+                     f"{plural(len(result.orphans), 'orphan Puffin file')} (under a table, "
+                     "referenced by none of its metadata)")
         shown = result.orphans[:ORPHANS_SHOWN]
         lines.extend(f"  orphan  {path}" for path in shown)
         if len(result.orphans) > len(shown):
             lines.append(f"  … {len(result.orphans) - len(shown):,} more (--json lists all)")
     if result.output is not None:
         lines.append(f"findings written to {result.output} ({result.output_format})")
+    lines.append(f"scanned {plural(result.files, 'Puffin file')} in {result.seconds:.1f} s "
+                 f"({rate:,.0f} files/s){', strict' if result.strict else ''}: "
+                 f"{result.files_with_errors:,} with errors, "
+                 f"{result.files_with_warnings:,} with warnings; "
+                 f"{plural(result.errors, 'error')}, {plural(result.warnings, 'warning')}, "
+                 f"{result.infos:,} info")
     return lines
 
 
@@ -69,3 +79,15 @@ def stats_view(result: StatsResult, console: Console) -> None:
 
 def scan_view(result: ScanResult, console: Console) -> None:
     plain_lines(console, scan_lines(result))
+
+
+def scan_github(result: ScanResult, console: Console) -> None:
+    """GitHub Actions annotations for the findings of the failed files the result names (as
+    ``validate --github`` writes them), then the summary's last line."""
+    from puffin_cli.render.validate import annotation
+
+    out = console.file
+    for report in result.failures:
+        for finding in report.findings:
+            out.write(annotation(report.path, finding) + "\n")
+    out.write(scan_lines(result)[-1] + "\n")

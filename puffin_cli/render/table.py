@@ -49,13 +49,14 @@ _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def write_jsonl(walks: Iterable[TableWalk], out: TextIO,
-                progress: Progress | None = None) -> bool:
+                progress: Progress | None = None, *, strict: bool = False) -> bool:
     """The JSON-lines stream: per table a ``table`` record, then per snapshot (oldest first) a
     ``snapshot`` record followed by ``deletion-vector`` records for the deletion vectors that
     appeared (``change`` ``added``) and disappeared (``removed``) since the snapshot before
     (so each appears once, not once per snapshot), then ``finding`` records, and an ``end``
-    record. Written as the walk goes; True when no table has an error."""
-    ok = True
+    record. Written as the walk goes; True when a table has an error (with ``strict``, or a
+    warning)."""
+    failed = False
 
     def record(kind: str, value: Any, **extra: Any) -> None:
         body = {"record": kind, **extra, **(jsonout.to_jsonable(value) if value else {})}
@@ -86,8 +87,8 @@ def write_jsonl(walks: Iterable[TableWalk], out: TextIO,
         record("end", None, **{"path": report.path, "orphans": list(report.orphans),
                                "manifests-read": report.manifests_read,
                                "errors": report.errors, "warnings": report.warnings})
-        ok = ok and report.errors == 0
-    return ok
+        failed = failed or bool(report.errors or (strict and report.warnings))
+    return failed
 
 
 def _jsonl_findings(record: Callable[..., None], walk: TableWalk, written: int) -> int:
@@ -103,6 +104,21 @@ def render_human(report: TablesReport, console: Console) -> None:
         if number:
             console.print()
         _table(console, table, _Paths(table))
+
+
+def github(report: TablesReport, console: Console) -> None:
+    """``--github``: each table's findings as GitHub Actions annotations on its metadata file
+    (as ``validate --github`` writes them), then one summary line; never folded."""
+    from puffin_cli.render.validate import annotation
+
+    out = console.file
+    for table in report.tables:
+        for finding in table.findings:
+            out.write(annotation(table.metadata_file, finding) + "\n")
+    errors = sum(t.errors for t in report.tables)
+    warnings = sum(t.warnings for t in report.tables)
+    out.write(f"{layout.plural(len(report.tables), 'table')} checked: "
+              f"{layout.plural(errors, 'error')}, {layout.plural(warnings, 'warning')}\n")
 
 
 # --- paths and lines --------------------------------------------------------------------------

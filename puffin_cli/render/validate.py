@@ -11,18 +11,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from puffin_cli.analysis.validate import FileReport, ValidationRun
+from puffin_cli.analysis.validate import NAMED_FAILURES, FileReport, ValidationRun
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.render import layout
+from puffin_cli.render.layout import plural
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 _GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
-# The summary names at most this many failed files (--json names them all).
-NAMED_FAILURES = 50
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def _where(finding: Finding) -> str:
@@ -41,23 +36,30 @@ def status(report: FileReport, strict: bool) -> str:
 
 
 def summary_line(run: ValidationRun) -> str:
-    return (f"{_plural(run.checked, 'file')} checked (profile {run.profile}"
+    return (f"{plural(run.checked, 'file')} checked (profile {run.profile}"
             f"{', strict' if run.strict else ''}): {run.passed} passed, {run.failed} failed; "
-            f"{_plural(run.errors, 'error')}, {_plural(run.warnings, 'warning')}, "
+            f"{plural(run.errors, 'error')}, {plural(run.warnings, 'warning')}, "
             f"{run.infos} info")
 
 
 def _summary(con: Console, run: ValidationRun) -> None:
     """The failed files by name, then the summary line (last and never folded, for a CI log's
     tail and grep)."""
-    if run.failed_files:
-        layout.print_folded(con, f"failed ({run.failed:,}):")
-        for path in run.failed_files[:NAMED_FAILURES]:
-            layout.print_folded(con, path, 2, spaces=False)
-        if run.failed > NAMED_FAILURES:
-            layout.print_folded(con, f"… and {run.failed - NAMED_FAILURES:,} more (--json names "
-                                "them all)", 2)
+    failed_files(con, run.failed, run.failed_files)
     layout.plain_lines(con, [summary_line(run)])
+
+
+def failed_files(con: Console, count: int, named: Sequence[str]) -> None:
+    """``failed (N):`` and the first :data:`NAMED_FAILURES` of the ``count`` failed files,
+    ``named`` (nothing when none failed)."""
+    if not count:
+        return
+    layout.print_folded(con, f"failed ({count:,}):")
+    for path in named[:NAMED_FAILURES]:
+        layout.print_folded(con, path, 2, spaces=False)
+    if count > NAMED_FAILURES:
+        layout.print_folded(con, f"… and {count - NAMED_FAILURES:,} more (--json names "
+                            "them all)", 2)
 
 
 def problems(run: ValidationRun, con: Console) -> None:
@@ -76,7 +78,7 @@ def _files(con: Console, reports: Sequence[FileReport], strict: bool) -> None:
     for report in reports:
         verdict = status(report, strict)
         style = "bold red" if verdict == "FAIL" else "green"
-        counts = (f"{_plural(report.errors, 'error')}, {_plural(report.warnings, 'warning')}, "
+        counts = (f"{plural(report.errors, 'error')}, {plural(report.warnings, 'warning')}, "
                   f"{report.infos} info")
         con.print(f"[{style}]{verdict}[/] {escape(report.path)}  [dim]({counts})[/]",
                   soft_wrap=True)
@@ -108,15 +110,20 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
+def annotation(path: str, finding: Finding) -> str:
+    """One GitHub Actions workflow command (``::error file=...,title=...::message``) for a
+    finding about the file ``path``."""
+    where = _where(finding)
+    message = f"{finding.message} ({where})" if where else finding.message
+    return (f"::{_GITHUB_LEVEL[finding.severity]} file={_escape_property(path)},"
+            f"title={_escape_property(finding.code)}::{_escape_data(message)}")
+
+
 def github(run: ValidationRun, con: Console) -> None:
-    """One workflow command per finding (``::error file=...,title=...::message``), then the
-    summary line; written as is (never folded)."""
+    """One workflow command per finding (:func:`annotation`), then the summary line; written
+    as is (never folded)."""
     out = con.file
     for report in run.files:
         for finding in report.findings:
-            where = _where(finding)
-            message = f"{finding.message} ({where})" if where else finding.message
-            out.write(f"::{_GITHUB_LEVEL[finding.severity]} "
-                      f"file={_escape_property(report.path)},"
-                      f"title={_escape_property(finding.code)}::{_escape_data(message)}\n")
+            out.write(annotation(report.path, finding) + "\n")
     out.write(summary_line(run) + "\n")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from puffin_cli.analysis.scan import ScanResult
+from puffin_cli.analysis.validate import NAMED_FAILURES
 from puffin_cli.format.errors import PuffinError
 
 if TYPE_CHECKING:
@@ -42,9 +43,15 @@ class Tally:
     infos: int = 0
     codes: Counter[str] = field(default_factory=Counter)
     records: list[dict[str, Any]] = field(default_factory=list)
+    files_failed: int = 0
+    failures: list[FileReport] = field(default_factory=list)  # the first NAMED_FAILURES
 
-    def add(self, report: FileReport, keep_record: bool) -> None:
+    def add(self, report: FileReport, keep_record: bool, strict: bool = False) -> None:
         self.files += 1
+        if report.failed(strict):
+            self.files_failed += 1
+            if len(self.failures) < NAMED_FAILURES:
+                self.failures.append(report)
         self.files_with_errors += report.errors > 0
         self.files_with_warnings += report.warnings > 0
         self.errors += report.errors
@@ -65,10 +72,13 @@ class Tally:
         self.infos += other.infos
         self.codes.update(other.codes)
         self.records.extend(other.records)
+        self.files_failed += other.files_failed
+        self.failures.extend(other.failures[:NAMED_FAILURES - len(self.failures)])
 
 
 def validate_share(items: Iterable[tuple[str, int]], profile: str, max_blob_size: int,
-                   keep_records: bool, fileios: Sequence[FileIO]) -> Iterator[Tally]:
+                   keep_records: bool, fileios: Sequence[FileIO], strict: bool = False
+                   ) -> Iterator[Tally]:
     """Validate a share of the files, each ``(location, i)`` read with ``fileios[i]`` (the
     driver's storage configurations, shipped with the task: executors read the objects
     themselves, concurrently); one :class:`Tally` (runs on executors)."""
@@ -80,18 +90,19 @@ def validate_share(items: Iterable[tuple[str, int]], profile: str, max_blob_size
     for index, run in groupby(items, key=lambda item: item[1]):
         for report in validate_files([path for path, _ in run], profile=profile,
                                      max_blob_size=max_blob_size, fileio=fileios[index]):
-            tally.add(report, keep_records)
+            tally.add(report, keep_records, strict)
     yield tally
 
 
 def summarize(tally: Tally, output: str | None, output_format: str | None,
-              seconds: float) -> ScanResult:
+              seconds: float, strict: bool = False) -> ScanResult:
     return ScanResult(
         files=tally.files, files_with_errors=tally.files_with_errors,
         files_with_warnings=tally.files_with_warnings, errors=tally.errors,
         warnings=tally.warnings, infos=tally.infos,
         codes=tuple(sorted(tally.codes.items(), key=lambda item: (-item[1], item[0]))),
-        output=output, output_format=output_format, seconds=round(seconds, 3))
+        output=output, output_format=output_format, seconds=round(seconds, 3), strict=strict,
+        files_failed=tally.files_failed, failures=tuple(tally.failures))
 
 
 def write_records(records: Sequence[dict[str, Any]], output: str, output_format: str,
@@ -142,7 +153,7 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
          max_blob_size: int, output: str | None = None, output_format: str = "jsonl",
          use_spark: bool = True, spark_conf: dict[str, str] | None = None,
          quiet_spark: bool = True, force: bool = False,
-         fileios: Sequence[FileIO] | None = None) -> ScanResult:
+         fileios: Sequence[FileIO] | None = None, strict: bool = False) -> ScanResult:
     """Validate ``paths`` (on Spark executors with ``use_spark``, else in this process).
     ``fileios`` gives each path its storage configuration (one per path: the FileIO of its
     table, for a catalog scan); by default the process's."""
@@ -170,13 +181,14 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
         # still a second task for a core whose first share was quick.
         slices = max(1, min(len(paths), sc.defaultParallelism * 2))
         for part in sc.parallelize(items, slices).mapPartitions(
-                lambda share: validate_share(share, profile, max_blob_size, keep, configs)
+                lambda share: validate_share(share, profile, max_blob_size, keep, configs,
+                                             strict)
         ).collect():
             tally.merge(part)
     else:
-        for part in validate_share(items, profile, max_blob_size, keep, configs):
+        for part in validate_share(items, profile, max_blob_size, keep, configs, strict):
             tally.merge(part)
     if output is not None:
         write_records(tally.records, output, output_format, force)
     return summarize(tally, output, output_format if output else None,
-                     time.monotonic() - start)
+                     time.monotonic() - start, strict)

@@ -123,6 +123,6 @@ class TableReport:
 class TablesReport:
     tables: tuple[TableReport, ...]
 
-    @property
-    def ok(self) -> bool:
-        return all(t.errors == 0 for t in self.tables)
+    def failed(self, strict: bool = False) -> bool:
+        """A table has an error (with ``strict``, or a warning), as ``validate`` decides."""
+        return any(t.errors or (strict and t.warnings) for t in self.tables)
