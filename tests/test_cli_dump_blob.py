@@ -128,8 +128,28 @@ def test_select_by_type_and_field() -> None:
     assert result.stdout_bytes == stored_bytes(MIXED, 5)
 
 
+def test_select_a_deletion_vector_by_its_data_file(tmp_path: Path) -> None:
+    data_file = "file:/tmp/oracle-build/fake-data/dv64-b.parquet"
+    by_file = run(str(DV64), "--data-file", data_file, "--as", "positions")
+    assert by_file.exit_code == 0, by_file.output
+    index = [i for i, blob in enumerate(expected(DV64)["blobs"])
+             if blob["properties"].get("referenced-data-file") == data_file]
+    assert len(index) == 1
+    assert by_file.stdout == run(str(DV64), str(index[0]), "--as", "positions").stdout
+    # two DVs of one data file: name the INDEX
+    twice = tmp_path / "twice.puffin"
+    assert CliRunner().invoke(cli, ["write", str(twice), "--dv", "d.parquet", "--positions",
+                                    "1", "--dv", "d.parquet", "--positions", "2"]).exit_code == 0
+    both = run(str(twice), "--data-file", "d.parquet", "--as", "positions")
+    assert both.exit_code == 2
+    assert (f"2 blobs of data file d.parquet in {twice} (indexes 0, 1); give the INDEX of one"
+            in both.stderr)
+    assert run(str(twice), "1", "--data-file", "d.parquet", "--as", "positions").stdout == "2\n"
+
+
 @pytest.mark.parametrize(("args", "message"), [
-    ([], "name a blob: give its INDEX, or --type and/or --field"),
+    ([], "name a blob: give its INDEX, or --type, --field and/or --data-file"),
+    (["--data-file", "nowhere.parquet"], "{path} has no blob of data file nowhere.parquet"),
     (["9"], "invalid value for INDEX: {path} has 6 blobs; no blob 9"),
     (["--type", "apache-datasketches-theta-v1"],
      "3 blobs of type apache-datasketches-theta-v1 in {path} (indexes 0, 1, 2); give "

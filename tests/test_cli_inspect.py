@@ -149,6 +149,31 @@ def test_human_view_of_file_header_and_deletion_vector() -> None:
     assert "cardinality property 100000 agrees" in out
 
 
+def test_limit_0_and_large_positions_read_cleanly(tmp_path: Path) -> None:
+    path = write_dv_file(tmp_path / "dv.puffin", "f.parquet", [(0, 9), (3_999_000, 3_999_490)])
+    out = run("--limit", "0", str(path)).stdout
+    assert "  positions        … (first 0 of 2 ranges; --limit shows more)\n" in out
+    assert "min 0, max 3,999,490\n" in out
+    assert "  deletion vector  501 positions\n" in out
+
+
+def test_brief_is_one_line_per_blob_with_whole_paths(tmp_path: Path) -> None:
+    long = "s3://bucket/warehouse/" + "very-long-directory-name/" * 6 + "data-file.parquet"
+    path = write_dv_file(tmp_path / "dv.puffin", long, [(0, 9)])
+    result = CliRunner().invoke(cli, ["inspect", "--brief", str(path),
+                                      str(SAMPLES / "public/apache-datasketches-theta-v1.puffin")],
+                                env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"{path}  ") and lines[0].endswith(", 1 blob")
+    assert lines[1].split() == ["0", "deletion-vector-v1", "2147483645", "10", "positions", long]
+    assert lines[2].endswith("blobs")
+    assert [line.split()[:3] for line in lines[3:]] == [
+        [str(i), "apache-datasketches-theta-v1", str(i + 1)] for i in range(len(lines) - 3)]
+    assert all("ndv" in line for line in lines[3:])
+    assert run("--brief", "--json", str(path)).exit_code == 2
+
+
 def test_density_strip_shows_where_deleted_rows_lie(tmp_path: Path) -> None:
     """Rows 0-99 and 900-999 of 0-999 deleted: full marks at both ends, none between; one
     deleted row in a bucket still shows."""

@@ -53,3 +53,24 @@ def test_ship_package_to_cluster_executors_once() -> None:
     assert {"puffin_cli/__init__.py", "puffin_cli/analysis/stats/sketch_task.py",
             "puffin_cli/blobs/theta/sketches.py"} <= names
     assert Path(added[0]).name == "puffin_cli.zip"
+
+
+def test_summary_counts_read_in_the_singular_and_rows_per_second_skip_spark_start() -> None:
+    from puffin_cli.analysis.scan import ScanResult
+    from puffin_cli.analysis.stats.result import StatsResult
+    from puffin_cli.render.stats import scan_lines, stats_lines
+
+    result = StatsResult("t", 7, 1, 0, (), (), rows_read=1_000_000, data_files=1,
+                         position_delete_files=1, deletion_vectors=0, statistics_path="s",
+                         statistics_location="s", file_size=1, footer_size=1, seconds=12.0,
+                         sketch_seconds=2.0)
+    assert stats_lines(result)[:2] == [
+        "snapshot 7 (sequence 1): 1,000,000 live rows from 1 data file, deletes: 1 position "
+        "delete file",
+        "12.0 s; sketching 2.0 s (500,000 rows/s, Spark's start-up not counted)"]
+    scan = ScanResult(1, 0, 0, 0, 0, 0, (), None, None, 1.0, catalog="c", tables=1)
+    assert scan_lines(scan) == [
+        "1 table of catalog c; 0 orphan Puffin files (under a table, referenced by none of "
+        "its metadata)",
+        "scanned 1 Puffin file in 1.0 s (1 file/s): 0 with errors, 0 with warnings; 0 errors, "
+        "0 warnings, 0 info"]

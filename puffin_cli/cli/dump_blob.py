@@ -24,7 +24,13 @@ from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.paimon_blob import is_paimon_blob
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.format.spec import DEFAULT_LIMIT, DV_BLOB_TYPE, PUFFIN_SUFFIXES, THETA_BLOB_TYPE
+from puffin_cli.format.spec import (
+    DEFAULT_LIMIT,
+    DV_BLOB_TYPE,
+    PUFFIN_SUFFIXES,
+    REFERENCED_DATA_FILE_PROPERTY,
+    THETA_BLOB_TYPE,
+)
 from puffin_cli.storage import default_io
 
 FORMATS = ("bytes", "hex", "positions", "sketch")
@@ -40,11 +46,12 @@ def _stdout_is_terminal() -> bool:
 
 
 def _select(reader: PuffinReader, index: int | None, type_name: str | None,
-            field_id: int | None) -> tuple[int, BlobMetadata]:
-    """The one blob that INDEX, --type and --field together name."""
+            field_id: int | None, data_file: str | None = None) -> tuple[int, BlobMetadata]:
+    """The one blob that INDEX, --type, --field and --data-file together name."""
     blobs = reader.metadata.blobs
-    if index is None and type_name is None and field_id is None:
-        raise click.UsageError("name a blob: give its INDEX, or --type and/or --field")
+    if index is None and type_name is None and field_id is None and data_file is None:
+        raise click.UsageError("name a blob: give its INDEX, or --type, --field and/or "
+                               "--data-file")
     if index is not None and not 0 <= index < len(blobs):
         raise click.BadParameter(f"{reader.path} has {len(blobs)} blobs; no blob {index}",
                                  param_hint="INDEX")
@@ -53,11 +60,15 @@ def _select(reader: PuffinReader, index: int | None, type_name: str | None,
         wanted.append(f"type {type_name}")
     if field_id is not None:
         wanted.append(f"field {field_id}")
+    if data_file is not None:
+        wanted.append(f"data file {data_file}")
     matches = [
         i for i, blob in enumerate(blobs)
         if (index is None or i == index)
         and (type_name is None or blob.type == type_name)
         and (field_id is None or field_id in blob.fields)
+        and (data_file is None
+             or blob.properties.get(REFERENCED_DATA_FILE_PROPERTY) == data_file)
     ]
     if not matches:
         where = f"blob {index}" if index is not None else reader.path
@@ -107,6 +118,9 @@ def _write_hex(chunks: Iterable[bytes], out: IO[bytes]) -> None:
 @click.option("--type", "type_name", metavar="TYPE", help="Select the blob of this type.")
 @click.option("--field", "field_id", type=DecimalInt(signed=True), metavar="ID",
               help="Select the blob whose fields include this field ID.")
+@click.option("--data-file", metavar="PATH",
+              help="Select the deletion vector of this data file (its referenced-data-file "
+                   "property, as `puffin inspect` shows it).")
 @output_file_option("the blob (atomically: a temp file renamed into place) instead of "
                     "standard output")
 @force_option
@@ -123,10 +137,10 @@ def _write_hex(chunks: Iterable[bytes], out: IO[bytes]) -> None:
 @io_option
 @click.pass_context
 def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str | None,
-              field_id: int | None, output: str | None, force: bool, raw: bool, form: str,
-              as_json: bool, limit: int, max_blob_size: int) -> None:
+              field_id: int | None, data_file: str | None, output: str | None, force: bool,
+              raw: bool, form: str, as_json: bool, limit: int, max_blob_size: int) -> None:
     """Write one blob of FILE, chosen by INDEX (as `puffin inspect` numbers them) or by
-    --type/--field: its bytes or another form of them (--as), or with --json its decoded
+    --type/--field/--data-file: its bytes or another form of them (--as), or with --json its decoded
     summary (the blob's part of `puffin inspect --json`).
 
     Binary bytes are not written to a terminal: redirect, use -o, or --as hex.
@@ -141,6 +155,7 @@ def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str |
       puffin dump-blob stats.puffin 0 -o sketch.bin
       puffin dump-blob stats.puffin --field 2 --as sketch
       puffin dump-blob dv.puffin 1 --as positions | head
+      puffin dump-blob dv.puffin --data-file s3://b/t/data/f1.parquet --as positions
       puffin dump-blob stats.puffin 0 --raw --as hex
       puffin dump-blob dv.puffin 0 --json --limit 5
       puffin dump-blob images.blob 42 -o image.jpg
@@ -156,16 +171,16 @@ def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str |
     if not file.endswith(PUFFIN_SUFFIXES) and is_paimon_blob(file):
         from puffin_cli.cli.paimon import dump_row
 
-        if type_name is not None or field_id is not None:
-            raise click.UsageError("--type and --field select Puffin blobs; name a Paimon BLOB "
-                                   "row by its INDEX")
+        if type_name is not None or field_id is not None or data_file is not None:
+            raise click.UsageError("--type, --field and --data-file select Puffin blobs; name "
+                                   "a Paimon BLOB row by its INDEX")
         dump_row(file, index, fmt="json" if as_json else form, raw=raw,
                  max_blob_size=max_blob_size, output=lambda: _output(output, force),
                  write_hex=lambda data, out: _write_hex((data,), out),
                  write_document=lambda result, out: _write_document(ctx, result, out))
         return
     with PuffinReader(file, max_blob_size=max_blob_size) as reader:
-        blob_index, blob = _select(reader, index, type_name, field_id)
+        blob_index, blob = _select(reader, index, type_name, field_id, data_file)
         needs = {"positions": DV_BLOB_TYPE, "sketch": THETA_BLOB_TYPE}.get(form)
         if needs is not None and not as_json and blob.type != needs:
             raise click.UsageError(f"--as {form} needs a blob of type {needs}; blob "

@@ -22,6 +22,9 @@ from puffin_cli.format.spec import DEFAULT_LIMIT
 @json_option
 @click.option("--no-decode", is_flag=True,
               help="Show the footer metadata only; read no blob bytes.")
+@click.option("--brief", is_flag=True,
+              help="One line per blob (index, type, fields, NDV or a deletion vector's "
+                   "positions and data file), paths whole.")
 @click.option("--limit", type=DecimalInt(min=0), default=DEFAULT_LIMIT, show_default=True,
               help="Deletion-vector position ranges to show per blob.")
 @click.option("--footer-size", type=DecimalInt(min=0), default=None, metavar="N",
@@ -35,7 +38,7 @@ from puffin_cli.format.spec import DEFAULT_LIMIT
 @io_option
 @click.pass_context
 def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str, ...],
-            as_json: bool, no_decode: bool, limit: int, footer_size: int | None,
+            as_json: bool, no_decode: bool, brief: bool, limit: int, footer_size: int | None,
             table: str | None, catalog: str | None, max_blob_size: int) -> None:
     """Show a Puffin file's footer, blobs and decoded blob contents.
 
@@ -49,6 +52,7 @@ def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str,
     Examples:
       puffin inspect stats.puffin
       puffin inspect --json --no-decode a.puffin b.puffin
+      puffin inspect --brief deletion-vectors.puffin
       puffin inspect --path dv.puffin --limit 100
       puffin inspect --footer-size 632 stats.puffin
       puffin inspect --table warehouse/db/orders warehouse/db/orders/metadata/1-abc.stats
@@ -59,6 +63,8 @@ def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str,
     locations = list(files) + list(path_options)
     if not locations:
         raise click.UsageError("no file given: name one or more Puffin files (or --path FILE)")
+    if as_json and brief:
+        raise click.UsageError("--json and --brief exclude each other")
     if footer_size is not None and len(locations) > 1:
         raise click.UsageError("--footer-size describes one file; give exactly one")
     if catalog is not None and table is None:
@@ -66,6 +72,6 @@ def inspect(ctx: click.Context, files: tuple[str, ...], path_options: tuple[str,
                                "give --table too")
     code = run_inspect(locations, as_json=as_json, decode=not no_decode, limit=limit,
                        max_blob_size=max_blob_size, footer_size=footer_size, table=table,
-                       catalog=catalog, color=settings(ctx).color)
+                       catalog=catalog, color=settings(ctx).color, brief=brief)
     if code:
         ctx.exit(code)

@@ -20,7 +20,8 @@ _FLAGS = {"--json", "--no-decode"}
 def run_inspect(locations: list[str], *, as_json: bool, decode: bool,
                 limit: int = DEFAULT_LIMIT, max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
                 footer_size: int | None = None, table: str | None = None,
-                catalog: str | None = None, color: bool | None = None) -> int:
+                catalog: str | None = None, color: bool | None = None,
+                brief: bool = False) -> int:
     """Inspect ``locations``, hand the report to the renderer, name every failure on stderr;
     the exit status (1 when a file, a blob or the table could not be read)."""
     from puffin_cli.analysis.inspection import inspect_files
@@ -28,8 +29,8 @@ def run_inspect(locations: list[str], *, as_json: bool, decode: bool,
 
     report = inspect_files(locations, decode=decode, limit=limit, max_blob_size=max_blob_size,
                            footer_size=footer_size, table=table, catalog=catalog)
-    emit("inspect", report, "puffin_cli.render.inspect:render_human", as_json=as_json,
-         color=color)
+    view = "render_brief" if brief else "render_human"
+    emit("inspect", report, f"puffin_cli.render.inspect:{view}", as_json=as_json, color=color)
     sys.stdout.flush()
     for failure in report.failures():
         sys.stderr.write(f"puffin: error: {failure}\n")

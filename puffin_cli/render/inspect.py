@@ -43,6 +43,54 @@ def render_human(report: InspectReport, console: Console) -> None:
             print_paimon_file(console, file)
 
 
+def render_brief(report: InspectReport, console: Console) -> None:
+    """``--brief``: per file one line (path, size, blob count), then one line per blob
+    (index, type, fields, what it holds: NDV, or a deletion vector's positions and data
+    file), whole and unfolded, so that paths stay intact for copying and grep."""
+    lines: list[str] = []
+    for file in report.files:
+        if not isinstance(file, FileReport):
+            from puffin_cli.render.paimon import print_paimon_file
+
+            layout.plain_lines(console, lines)
+            lines = []
+            print_paimon_file(console, file)
+            continue
+        lines.append(f"{file.path}  {_bytes(file.file_size)}, "
+                     f"{layout.plural(len(file.blobs), 'blob')}")
+        rows = [(str(b.index), b.metadata.type, _fields(b), *_brief(b)) for b in file.blobs]
+        widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
+        for row in rows:
+            lines.append("  " + "  ".join([row[0].rjust(widths[0]), row[1].ljust(widths[1]),
+                                           row[2].ljust(widths[2]), row[3].ljust(widths[3]),
+                                           row[4]]).rstrip())
+    layout.plain_lines(console, lines)
+
+
+def _brief(blob: BlobReport) -> tuple[str, str]:
+    """What one blob holds, in a few words (a property that disagrees with the bytes is
+    flagged), and a deletion vector's data file."""
+    if blob.error is not None:
+        return f"error: {blob.error.message} [{blob.error.code}]", ""
+    summary = blob.summary
+    if summary is None:
+        return _bytes(blob.metadata.length), ""
+    if summary.kind == "theta":
+        theta = cast("ThetaSummary", summary)
+        ndv = f"ndv {'' if theta.exact else '≈ '}{_count(int(theta.estimate))}"
+        return ndv + ("" if theta.ndv_property_matches is not False
+                      else f" (MISMATCH: ndv property {theta.ndv_property})"), ""
+    if summary.kind == "deletion-vector":
+        dv = cast("DeletionVectorSummary", summary)
+        text = layout.plural(dv.cardinality, "position")
+        if dv.cardinality_matches is False:
+            text += f" (MISMATCH: cardinality property {dv.cardinality_property})"
+        return text, dv.referenced_data_file or "(no data file)"
+    if summary.kind == "opaque":
+        return _bytes(cast("OpaqueSummary", summary).size), ""
+    return summary.kind, ""
+
+
 Value = str | Text | list[Text]
 Rows = Iterable[tuple[str, Value]]
 
@@ -169,17 +217,18 @@ def _dv_rows(summary: DeletionVectorSummary, meta: BlobMetadata, width: int) -> 
     noun = "position" if summary.cardinality == 1 else "positions"
     yield "deletion vector", f"{_count(summary.cardinality)} {noun}"
     if summary.cardinality:
-        yield "", Text(f"min {summary.min}, max {summary.max}", style="dim")
+        yield "", Text(f"min {_count(summary.min or 0)}, max {_count(summary.max or 0)}",
+                       style="dim")
     yield "", _agreement("cardinality", meta.properties.get(CARDINALITY_PROPERTY),
                          summary.cardinality_matches, _count(summary.cardinality))
     yield "data file", summary.referenced_data_file or Text("not given", style=_FLAG)
     if summary.density:
         yield "density", _density_strip(summary, width)
-    shown = ", ".join(_range_text(r) for r in summary.ranges)
+    shown = [_range_text(r) for r in summary.ranges]
     if summary.truncated:
-        shown += (f", … (first {_count(len(summary.ranges))} of "
-                  f"{_count(summary.ranges_total)} ranges; --limit shows more)")
-    yield "positions", shown or Text("none", style="dim")
+        shown.append(f"… (first {_count(len(summary.ranges))} of "
+                     f"{_count(summary.ranges_total)} ranges; --limit shows more)")
+    yield "positions", ", ".join(shown) or Text("none", style="dim")
 
 
 # Marks of a density strip: a bucket with no deleted row, then 1/8 to 8/8 of its rows deleted.

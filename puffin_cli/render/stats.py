@@ -14,14 +14,16 @@ def stats_lines(result: StatsResult) -> list[str]:
     """Summary of what ``stats compute`` did."""
     deletes = []
     if result.position_delete_files:
-        deletes.append(f"{result.position_delete_files} position delete files")
+        deletes.append(plural(result.position_delete_files, "position delete file"))
     if result.deletion_vectors:
-        deletes.append(f"{result.deletion_vectors} deletion vectors")
+        deletes.append(plural(result.deletion_vectors, "deletion vector"))
     applied = f", deletes: {', '.join(deletes)}" if deletes else ""
-    rate = result.rows_read / result.seconds if result.seconds > 0 else 0.0
+    rate = result.rows_read / result.sketch_seconds if result.sketch_seconds > 0 else 0.0
     lines = [f"snapshot {result.snapshot_id} (sequence {result.sequence_number}): "
-             f"{result.rows_read:,} live rows from {result.data_files} data files{applied}",
-             f"{result.seconds:.1f} s ({rate:,.0f} rows/s)"]
+             f"{plural(result.rows_read, 'live row')} from "
+             f"{plural(result.data_files, 'data file')}{applied}",
+             f"{result.seconds:.1f} s; sketching {result.sketch_seconds:.1f} s "
+             f"({plural(round(rate), 'row')}/s, Spark's start-up not counted)"]
     width = max([len(c.name) for c in result.columns] + [6])
     lines.append(f"  {'column':<{width}}  {'id':>5}  {'type':<16} {'ndv':>14}  mode")
     for c in result.columns:
@@ -65,7 +67,7 @@ def scan_lines(result: ScanResult) -> list[str]:
     if result.output is not None:
         lines.append(f"findings written to {result.output} ({result.output_format})")
     lines.append(f"scanned {plural(result.files, 'Puffin file')} in {result.seconds:.1f} s "
-                 f"({rate:,.0f} files/s){', strict' if result.strict else ''}: "
+                 f"({plural(round(rate), 'file')}/s){', strict' if result.strict else ''}: "
                  f"{result.files_with_errors:,} with errors, "
                  f"{result.files_with_warnings:,} with warnings; "
                  f"{plural(result.errors, 'error')}, {plural(result.warnings, 'warning')}, "

@@ -182,7 +182,9 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
     phase("starting Spark")
     spark = get_session(master, spark_conf, quiet=quiet_spark)
     phase(f"sketching {len(plan.columns)} columns of {len(plan.data_files)} data files")
+    sketching = time.monotonic()
     sketches = compute_sketches(spark, plan, uuid_as_string=uuid_as_string, progress=progress)
+    sketch_seconds = time.monotonic() - sketching
     phase("writing the statistics file")
     path, location, size, footer = write_statistics(plan, sketches)
     version = committed = None
@@ -204,7 +206,7 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
         statistics_path=path,
         statistics_location=location, file_size=size, footer_size=footer,
         seconds=round(time.monotonic() - start, 3), committed_version=version,
-        committed_metadata=committed)
+        committed_metadata=committed, sketch_seconds=round(sketch_seconds, 3))
 
 
 def _blob_entries(plan: StatsPlan, sketches: Sketches) -> list[dict[str, Any]]:

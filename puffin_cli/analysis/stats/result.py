@@ -40,3 +40,4 @@ class StatsResult:
     seconds: float
     committed_version: int | None = None
     committed_metadata: str | None = None  # the metadata file the commit published
+    sketch_seconds: float = 0.0  # the sketching job's wall time (no Spark start-up)
