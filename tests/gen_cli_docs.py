@@ -101,7 +101,11 @@ Every command follows the same rules (tests/test_cli_grammar.py checks them over
 - Output selection is one idea: `--json` writes the command's JSON document instead of the
   human view. Options that pick something else have names of their own: `dump-blob --as`
   (the blob's bytes, hex, positions or sketch description), `scan --file-format` (of the
-  `--output` file), `validate --github` (GitHub Actions annotations).
+  `--output` file), `--github` (GitHub Actions annotations; `validate`, `table`, `scan`),
+  `inspect --brief` (one line per blob).
+- CI checks share their options and exit status: `validate`, `table` and `scan` take
+  `--strict` (a warning fails too), `--github` and `-q`, and exit 1 when something failed.
+- `--snapshot none` (`write`): blobs that claim no snapshot (snapshot-id -1).
 - `--debug` (tracebacks instead of one-line errors; or `PUFFIN_DEBUG=1`) and
   `--color/--no-color` are accepted before or after the command name.
 - Human output is as wide as `COLUMNS` when it is set, else the terminal, else 80 columns.
