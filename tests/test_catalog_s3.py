@@ -205,5 +205,6 @@ def test_readme_catalog_example(tmp_path: Path) -> None:
     assert "  city        2  string                       37  exact" in lines, output
     assert any(line.startswith("committed as 00002-") for line in lines), output
     assert lines.count("  no findings; 2 manifest file(s) read") == 2, output
-    assert lines[-1] == ("1 tables of catalog demo; 0 orphan Puffin files (under a table, "
+    assert lines[-2] == ("1 table of catalog demo; 0 orphan Puffin files (under a table, "
                          "referenced by none of its metadata)"), output
+    assert lines[-1].startswith("scanned "), output
