@@ -162,7 +162,10 @@ def test_width_from_columns() -> None:
         return max(len(line) for line in out.splitlines())
 
     assert longest("60") <= 60 < longest("200")
-    assert longest("") <= 80
+    # Not a terminal, no COLUMNS: not fitted to any width (the footer row is whole).
+    footer = next(line for line in invoke("inspect", STATS, env={"COLUMNS": ""})[1].splitlines()
+                  if line.startswith("  footer "))
+    assert footer.endswith(", not compressed, flags 00000000)") and len(footer) > 80
 
 
 @pytest.mark.parametrize(("name", "command"), COMMANDS, ids=[n for n, _ in COMMANDS])

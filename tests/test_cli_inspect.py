@@ -208,10 +208,11 @@ def test_density_buckets_count_every_position() -> None:
 
 
 def _fold_data_file(path: Path, data_file: str) -> tuple[list[str], list[str]]:
-    """``puffin inspect`` of a DV file for ``data_file`` at 80 columns: its lines (checked to
-    fit, with no trailing blanks and no escape codes), and the data file's row as folded (its
-    first line and the continuation lines, from column 19)."""
-    result = run(str(write_dv_file(path, data_file, [(0, 9)])))
+    """``puffin inspect`` of a DV file for ``data_file`` at 80 columns (``COLUMNS``): its lines
+    (checked to fit, with no trailing blanks and no escape codes), and the data file's row as
+    folded (its first line and the continuation lines, from column 19)."""
+    result = CliRunner().invoke(cli, ["inspect", str(write_dv_file(path, data_file, [(0, 9)]))],
+                                env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.stdout
     lines = result.stdout.splitlines()
@@ -252,6 +253,22 @@ def test_long_paths_fold_after_a_slash(tmp_path: Path) -> None:
     assert len(header) > 1
     assert "".join(header) == str(directory / "dv.puffin")
     assert all(part.endswith("/") for part in header[:-1]), header
+
+
+def test_lines_for_a_pipe_are_whole(tmp_path: Path) -> None:
+    """Not on a terminal and without ``COLUMNS``: nothing folds, so ``grep`` finds a fact
+    with its value (the 300-character data file path, a property) on one line."""
+    data_file = "s3://warehouse/db/orders/data/" + "/".join(
+        f"region_{i}=" + "r" * 24 for i in range(7)) + "/00000-26-data.parquet"
+    path = write_dv_file(tmp_path / "dv.puffin", data_file, [(0, 9)])
+    lines = CliRunner().invoke(cli, ["inspect", str(path)], env={"COLUMNS": ""}).stdout\
+        .splitlines()
+    assert f"  data file        {data_file}" in lines
+    assert f"  properties       referenced-data-file = {data_file}" in lines
+    assert all(line == line.rstrip() for line in lines)
+    # Drawings keep their nominal width: the density strip fits 80 columns.
+    (density,) = [line for line in lines if line.startswith("  density")]
+    assert len(density) <= 80
 
 
 def test_a_long_label_has_a_line_of_its_own(tmp_path: Path) -> None:

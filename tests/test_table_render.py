@@ -4,8 +4,10 @@ columns, folds paths after a '/' without losing a character, and keeps every key
 from __future__ import annotations
 
 import io
+import os
 import re
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from rich.cells import cell_len
@@ -92,7 +94,21 @@ def _render(console: Console) -> list[str]:
 
 
 def _narrow() -> list[str]:
-    return _render(consoles.console(io.StringIO()))  # not a terminal: 80 columns, no colour
+    with mock.patch.dict(os.environ, {"COLUMNS": "80", "NO_COLOR": "1"}):
+        return _render(consoles.console(io.StringIO()))
+
+
+def test_lines_for_a_pipe_are_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not a terminal, no ``COLUMNS``: every path whole on its line, the bar of the
+    evolution chart in its nominal 80 columns."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    lines = _render(consoles.console(io.StringIO()))
+    for path in (DATA, ELSEWHERE, PUFFIN, OLD_STATS, HUGE):
+        assert any(line.endswith(path) or f"{path} " in line for line in lines), path
+    assert f"  deletion vectors in {PUFFIN}" in lines
+    assert not any(line != line.rstrip() for line in lines)
+    chart = lines.index("  deletes and statistics by snapshot, oldest first")
+    assert all(cell_len(line) <= 80 for line in lines[chart:chart + 4])
 
 
 def _folded(lines: list[str], path: str) -> list[str]:

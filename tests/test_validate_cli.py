@@ -54,6 +54,27 @@ def test_valid_file_exits_0_with_only_the_summary() -> None:
     assert out.splitlines()[-1].startswith("1 file checked")
 
 
+def test_findings_for_a_pipe_are_aligned_lines(tmp_path: Path) -> None:
+    """Off a terminal (no ``COLUMNS``) a file's findings are aligned lines, no box drawn and
+    no message folded; with ``COLUMNS`` (a width to fit) they are a table."""
+    bad = tmp_path / "bad.puffin"
+    bad.write_bytes(b"PFA1" + b"x" * 35 + b"PFA1")  # a footer size of 2,021,161,080 bytes
+    lz4 = make(tmp_path / "lz4.puffin", compress_footer=True)
+    result = CliRunner().invoke(cli, ["validate", str(bad), str(lz4)], env={"COLUMNS": ""})
+    assert result.exit_code == 1
+    lines = result.stdout.splitlines()
+    assert not any(mark in result.stdout for mark in "┃│┏━")
+    head = lines.index("  severity  code                 blob  offset  message")
+    error = lines[head + 1]
+    assert error.startswith("  error     footer.payload-size ") and error.endswith(
+        ", before the end of the leading magic at 4)")
+    warning = next(line for line in lines if line.startswith("  warning   footer.lz4 "))
+    assert warning.endswith("but Iceberg Java, iceberg-rust and pyiceberg cannot read it")
+    boxed = CliRunner().invoke(cli, ["validate", str(bad)], env={"COLUMNS": "60"}).stdout
+    table = [line for line in boxed.splitlines() if line[:1] in "┏┃┡│└"]
+    assert len(table) > 5 and max(len(line) for line in table) <= 60
+
+
 def test_many_files_show_the_failures_and_name_them(tmp_path: Path) -> None:
     for number in range(30):
         make(tmp_path / f"good{number:02}.puffin")

@@ -138,7 +138,7 @@ def _print_file(console: Console, file: FileReport) -> None:
         console.print()
         layout.print_folded(console, Text.assemble((f"blob {blob.index}", "bold"), "  ",
                                                    (blob.metadata.type, "bold")))
-        _print_rows(console, _blob_rows(blob, console.width - layout.LABEL_WIDTH))
+        _print_rows(console, _blob_rows(blob, layout.drawing_width(console, layout.LABEL_WIDTH)))
 
 
 def _fields(blob: BlobReport) -> str:

@@ -1,4 +1,5 @@
-"""Lines of the human views (``puffin inspect``, ``puffin table``) fitted to the console's width.
+"""Lines of the human views (``puffin inspect``, ``puffin table``) fitted to the console's width
+(a terminal's; a pipe's console is so wide that nothing folds, render/console.py).
 
 Nothing is cut off (but values longer than :data:`MAX_SHOWN` characters, which are counted):
 text folds onto further lines at a space, else after a ``/`` (so a path
@@ -9,12 +10,27 @@ A label row shows its value from column :data:`LABEL_WIDTH`, continuation lines 
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
 from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.text import Text
 
+from puffin_cli.render.console import DEFAULT_WIDTH, UNFITTED
+
 # Values of label rows start in this column; a longer label gets a line of its own.
 LABEL_WIDTH = 19
+
+
+def fitted(console: Console) -> bool:
+    """Whether the console's lines are fitted to a width (a terminal's, or ``COLUMNS``)."""
+    return console.width < UNFITTED
+
+
+def drawing_width(console: Console, used: int = 0) -> int:
+    """The cells left after ``used`` for a drawing that fills its line (a bar, a density
+    strip): of the console's width, or of :data:`DEFAULT_WIDTH` when lines are not fitted."""
+    return (console.width if fitted(console) else DEFAULT_WIDTH) - used
 
 
 def _fit(text: str, start: int, limit: int) -> tuple[int, bool]:
@@ -89,6 +105,17 @@ def clip(text: Text) -> Text:
         return text
     more = len(text) - MAX_SHOWN
     return text[:MAX_SHOWN] + Text(f"… ({more:,} more characters; --json shows all)", style="dim")
+
+
+def columns(rows: Sequence[Sequence[str]], right: Collection[int] = ()) -> list[str]:
+    """Rows of cells as aligned lines (columns two blanks apart; ``right`` ones right-aligned)."""
+    widths = [max(cell_len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [" " * (w - cell_len(c)) + c if i in right else c + " " * (w - cell_len(c))
+                 for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        lines.append("  ".join(cells).rstrip())
+    return lines
 
 
 def plain_lines(console: Console, lines: list[str]) -> None:

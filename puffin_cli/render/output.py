@@ -30,7 +30,7 @@ def emit(command: str, result: Any, human: str | None, *, as_json: bool,
     (``"module:function"``; None: JSON is the only form)."""
     stream = sys.stdout if out is None else out
     if as_json:
-        jsonout.write(jsonout.document(command, result), stream, indent=_is_terminal(stream))
+        jsonout.write(jsonout.document(command, result), stream, indent=is_terminal(stream))
         return
     if human is None:
         raise ValueError(f"{command} has no human view; its result is only a JSON document")
@@ -41,6 +41,6 @@ def emit(command: str, result: Any, human: str | None, *, as_json: bool,
     view(result, console(stream, color=color))
 
 
-def _is_terminal(stream: TextIO) -> bool:
+def is_terminal(stream: TextIO) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty is not None and isatty())

@@ -11,8 +11,8 @@ statistics files (one row per blob: column names, NDV), which statistics file Sp
 use, partition statistics files, its deletion vectors (at most ``--limit``) and totals; then
 the findings, errors first, as ``severity code  message``.
 
-The human view fits the console's width (80 columns when it cannot be known) without cutting
-anything: paths are shown relative to the table when they are inside it, and a path too long
+The human view fits the console's width (a terminal's or ``COLUMNS``; for a pipe, lines are
+whole) without cutting anything: paths are shown relative to the table when they are inside it, and a path too long
 for its row goes on lines of its own, folded after a ``/`` (mid-name only when one name is
 longer than a line). Deletion vectors are one row each when their data-file paths fit, else
 two lines each: the data file, then the numbers aligned under a header.
@@ -166,17 +166,6 @@ def _path_row(console: Console, label: str, path: str, style: str = "") -> None:
         return
     layout.print_line(console, Text(label))
     layout.print_folded(console, path, _INDENT, style=style, spaces=False)
-
-
-def _columns(rows: Sequence[Sequence[str]], right: set[int]) -> list[str]:
-    """Rows of cells as aligned lines (columns two blanks apart; ``right`` ones right-aligned)."""
-    widths = [max(cell_len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = []
-    for row in rows:
-        cells = [" " * (w - cell_len(c)) + c if i in right else c + " " * (w - cell_len(c))
-                 for i, (c, w) in enumerate(zip(row, widths, strict=True))]
-        lines.append(_GAP.join(cells).rstrip())
-    return lines
 
 
 def _grid(console: Console, grid: Table, indent: int) -> None:
@@ -334,7 +323,7 @@ def _evolution(console: Console, views: Sequence[SnapshotView]) -> None:
     widths = [max(cell_len(row[i]) for row in [head, *cells]) for i in range(len(head))]
     right = {2, 4, 5, 6, 7}
     shown = list(range(len(head)))
-    room = console.width - 2 - sum(widths) - len(_GAP) * (len(widths) - 1)
+    room = layout.drawing_width(console, 2 + sum(widths) + len(_GAP) * (len(widths) - 1))
     bar_width = min(room - len(_GAP), _BAR_WIDTH)
     if bar_width < _BAR_MIN:
         bar_width = 0
@@ -424,7 +413,7 @@ def _deletion_vectors(console: Console, dvs: list[DeletionVector], paths: _Paths
               "?" if dv.length is None else f"{dv.length:,}", _rows(dv), dv.container]
              for dv in dvs]
     names = [paths.short(dv.data_file) for dv in dvs]
-    wide = _columns([["data file", *header], *([n, *c] for n, c in zip(names, cells,
+    wide = layout.columns([["data file", *header], *([n, *c] for n, c in zip(names, cells,
                                                                       strict=True))],
                     right={1, 2, 3})
     if max(cell_len(line) for line in wide) + _INDENT <= console.width:
@@ -432,7 +421,7 @@ def _deletion_vectors(console: Console, dvs: list[DeletionVector], paths: _Paths
         for line in wide[1:]:
             layout.print_line(console, Text(" " * _INDENT + line))
         return
-    numbers = _columns([header, *cells], right={0, 1, 2})
+    numbers = layout.columns([header, *cells], right={0, 1, 2})
     layout.print_line(console, Text.assemble(" " * _INDENT, ("data file", "bold")))
     layout.print_line(console, Text.assemble(" " * _NUMBERS_INDENT, (numbers[0], "bold")))
     for name, line in zip(names, numbers[1:], strict=True):

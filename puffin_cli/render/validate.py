@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from puffin_cli.analysis.validate import NAMED_FAILURES, FileReport, ValidationRun
 from puffin_cli.format.findings import Finding, Severity
@@ -84,6 +85,9 @@ def _files(con: Console, reports: Sequence[FileReport], strict: bool) -> None:
                   soft_wrap=True)
         if not report.findings:
             continue
+        if not layout.fitted(con):
+            _plain_findings(con, report.findings)
+            continue
         table = Table(show_header=True, header_style="bold", show_lines=False, expand=False,
                       pad_edge=False)
         table.add_column("severity", no_wrap=True)
@@ -100,6 +104,20 @@ def _files(con: Console, reports: Sequence[FileReport], strict: bool) -> None:
                 escape(finding.message),
             )
         con.print(table)
+
+
+def _plain_findings(con: Console, findings: Sequence[Finding]) -> None:
+    """A file's findings as aligned lines under it (for a pipe or a file: no box, nothing
+    folded, one finding per line)."""
+    rows = [["severity", "code", "blob", "offset", "message"]]
+    rows += [[f.severity.value, f.code, "" if f.blob_index is None else str(f.blob_index),
+              "" if f.offset is None else str(f.offset), f.message] for f in findings]
+    lines = layout.columns(rows, right={2, 3})
+    layout.print_line(con, Text("  " + lines[0], style="bold"))
+    for finding, line in zip(findings, lines[1:], strict=True):
+        text = Text("  " + line)
+        text.stylize(_STYLE[finding.severity], 2, 2 + len(finding.severity.value))
+        layout.print_line(con, text)
 
 
 def _escape_data(text: str) -> str:
