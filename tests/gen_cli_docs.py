@@ -111,8 +111,9 @@ Every command follows the same rules (tests/test_cli_grammar.py checks them over
 - Human output is fitted to `COLUMNS` when it is set, else to the terminal; for a pipe or a
   file it is not fitted to any width (one fact per line, whole, for `grep`; validate's
   findings are aligned lines, not a table), and nothing but the result is written (live
-  progress is on stderr, on a terminal only). Colour: `--color`/`--no-color` when given; else none when `NO_COLOR` is set, colour when
-  `FORCE_COLOR` is, else colour on a terminal only.
+  progress is on stderr, on a terminal only). Colour: `--color`/`--no-color` when
+  given; else none when `NO_COLOR` is set, colour when `FORCE_COLOR` is, else colour on a
+  terminal only.
 - A usage error is two lines on stderr, the problem (with the closest command or option names
   when one is unknown) and where to get help, and exit status 2.
 

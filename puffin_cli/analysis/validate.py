@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from puffin_cli.analysis.profiles import BLOB_LZ4, FOOTER_LZ4, SPEC, apply_profile
@@ -286,21 +286,32 @@ NAMED_FAILURES = 50
 
 # Objects validated at once: requests overlap; memory stays about this many blobs.
 CONCURRENT_OBJECTS = 16
+# (files done, files in all): told after each file.
+Progress = Callable[[int, int], None]
 
 
 def validate_files(paths: Sequence[str], *, profile: str = SPEC,
                    max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
-                   fileio: FileIO | None = None) -> list[FileReport]:
-    """:func:`validate_file` of each path, in order; objects in a store are validated
-    :data:`CONCURRENT_OBJECTS` at a time (local files one by one)."""
+                   fileio: FileIO | None = None,
+                   progress: Progress | None = None) -> list[FileReport]:
+    """:func:`validate_file` of each path, in order, ``progress`` told after each; objects in
+    a store are validated :data:`CONCURRENT_OBJECTS` at a time (local files one by one)."""
     fileio = fileio or default_io()
 
     def one(path: str) -> FileReport:
         return validate_file(path, profile=profile, max_blob_size=max_blob_size, fileio=fileio)
 
+    def told(reports: Iterable[FileReport]) -> list[FileReport]:
+        done = []
+        for report in reports:
+            done.append(report)
+            if progress is not None:
+                progress(len(done), len(paths))
+        return done
+
     if len(paths) < 2 or not any(is_remote(p) for p in paths):
-        return [one(p) for p in paths]
+        return told(one(p) for p in paths)
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=min(CONCURRENT_OBJECTS, len(paths))) as pool:
-        return list(pool.map(one, paths))
+        return told(pool.map(one, paths))

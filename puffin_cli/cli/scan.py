@@ -96,6 +96,7 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
       puffin scan --catalog prod sales --spark
     """
     from puffin_cli.cli.validate import expand
+    from puffin_cli.render.progress import ProgressDisplay
     from puffin_cli.spark.scan import scan as run_scan
 
     if as_json and github:
@@ -121,10 +122,13 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
     if output_format is None and output is not None:
         output_format = "parquet" if output.endswith(".parquet") else "jsonl"
     debug = settings(ctx).debug
-    result = run_scan(files, master=master, profile=profile, max_blob_size=max_blob_size,
-                      output=output, output_format=output_format or "jsonl", force=force,
-                      use_spark=use_spark and bool(files), spark_conf=spark_conf,
-                      quiet_spark=not debug, fileios=fileios, strict=strict)
+    spark = use_spark and bool(files)
+    with ProgressDisplay(not quiet) as display:
+        display.phase("validating on Spark (tasks)" if spark else "validating")
+        result = run_scan(files, master=master, profile=profile, max_blob_size=max_blob_size,
+                          output=output, output_format=output_format or "jsonl", force=force,
+                          use_spark=spark, spark_conf=spark_conf, quiet_spark=not debug,
+                          fileios=fileios, strict=strict, progress=display.advance)
     if tables is not None:
         result = replace(result, catalog=catalog, tables=len(tables),
                          orphans=tuple(path for t in tables for path in t.orphans))

@@ -112,18 +112,22 @@ def validate(ctx: click.Context, paths: tuple[str, ...], path_options: tuple[str
                 1 some file does, 2 usage error.
     """
     from puffin_cli.analysis.validate import ValidationRun, validate_files
+    from puffin_cli.render.progress import ProgressDisplay
 
     if as_json and github:
         raise click.UsageError("--json and --github exclude each other")
     names = [*paths, *path_options]
     if not names:
         raise click.UsageError("give at least one PATH (a file, directory or glob pattern)")
-    files = expand(names)
-    if not files:
-        raise click.UsageError(f"no Puffin files found in {', '.join(names)}")
-    run = ValidationRun.of(
-        validate_files(files, profile=profile, max_blob_size=max_blob_size),
-        profile=profile, strict=strict)
+    with ProgressDisplay(not quiet) as display:
+        display.phase("finding Puffin files")
+        files = expand(names)
+        if not files:
+            raise click.UsageError(f"no Puffin files found in {', '.join(names)}")
+        display.phase("validating")
+        reports = validate_files(files, profile=profile, max_blob_size=max_blob_size,
+                                 progress=display.advance)
+    run = ValidationRun.of(reports, profile=profile, strict=strict)
     if as_json or not quiet:
         view = "github" if github else "every_file" if verbose else "problems"
         emit(ctx, run, f"puffin_cli.render.validate:{view}", as_json=as_json)

@@ -12,10 +12,11 @@ use, partition statistics files, its deletion vectors (at most ``--limit``) and 
 the findings, errors first, as ``severity code  message``.
 
 The human view fits the console's width (a terminal's or ``COLUMNS``; for a pipe, lines are
-whole) without cutting anything: paths are shown relative to the table when they are inside it, and a path too long
-for its row goes on lines of its own, folded after a ``/`` (mid-name only when one name is
-longer than a line). Deletion vectors are one row each when their data-file paths fit, else
-two lines each: the data file, then the numbers aligned under a header.
+whole) without cutting anything: paths are shown relative to the table when they are inside
+it, and a path too long for its row goes on lines of its own, folded after a ``/`` (mid-name
+only when one name is longer than a line). Deletion vectors are one row each when their
+data-file paths fit, else two lines each: the data file, then the numbers aligned under a
+header.
 """
 
 from __future__ import annotations

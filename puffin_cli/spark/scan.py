@@ -24,7 +24,7 @@ from puffin_cli.analysis.validate import NAMED_FAILURES
 from puffin_cli.format.errors import PuffinError
 
 if TYPE_CHECKING:
-    from puffin_cli.analysis.validate import FileReport
+    from puffin_cli.analysis.validate import FileReport, Progress
     from puffin_cli.storage import FileIO
 
 
@@ -77,19 +77,29 @@ class Tally:
 
 
 def validate_share(items: Iterable[tuple[str, int]], profile: str, max_blob_size: int,
-                   keep_records: bool, fileios: Sequence[FileIO], strict: bool = False
-                   ) -> Iterator[Tally]:
+                   keep_records: bool, fileios: Sequence[FileIO], strict: bool = False,
+                   progress: Progress | None = None) -> Iterator[Tally]:
     """Validate a share of the files, each ``(location, i)`` read with ``fileios[i]`` (the
     driver's storage configurations, shipped with the task: executors read the objects
-    themselves, concurrently); one :class:`Tally` (runs on executors)."""
+    themselves, concurrently); one :class:`Tally` (runs on executors; in this process,
+    ``progress`` is told the files done after each)."""
     from itertools import groupby
 
     from puffin_cli.analysis.validate import validate_files
 
+    shares = [(index, [path for path, _ in run])
+              for index, run in groupby(items, key=lambda item: item[1])]
+    total = sum(len(paths) for _, paths in shares)
     tally = Tally()
-    for index, run in groupby(items, key=lambda item: item[1]):
-        for report in validate_files([path for path, _ in run], profile=profile,
-                                     max_blob_size=max_blob_size, fileio=fileios[index]):
+    for index, paths in shares:
+        done = tally.files
+
+        def told(count: int, _share: int, done: int = done) -> None:
+            if progress is not None:
+                progress(done + count, total)
+
+        for report in validate_files(paths, profile=profile, max_blob_size=max_blob_size,
+                                     fileio=fileios[index], progress=told):
             tally.add(report, keep_records, strict)
     yield tally
 
@@ -153,10 +163,12 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
          max_blob_size: int, output: str | None = None, output_format: str = "jsonl",
          use_spark: bool = True, spark_conf: dict[str, str] | None = None,
          quiet_spark: bool = True, force: bool = False,
-         fileios: Sequence[FileIO] | None = None, strict: bool = False) -> ScanResult:
+         fileios: Sequence[FileIO] | None = None, strict: bool = False,
+         progress: Progress | None = None) -> ScanResult:
     """Validate ``paths`` (on Spark executors with ``use_spark``, else in this process).
     ``fileios`` gives each path its storage configuration (one per path: the FileIO of its
-    table, for a catalog scan); by default the process's."""
+    table, for a catalog scan); by default the process's. ``progress`` is told (files done,
+    files) in this process, (Spark tasks done, tasks) on Spark."""
     from puffin_cli.storage import default_io
 
     start = time.monotonic()
@@ -172,7 +184,7 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
         items.append((path, distinct[key]))
     tally = Tally()
     if use_spark:
-        from puffin_cli.spark.session import get_session, ship_package
+        from puffin_cli.spark.session import get_session, run_with_progress, ship_package
 
         spark = get_session(master, spark_conf, quiet=quiet_spark)
         ship_package(spark)
@@ -180,13 +192,14 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
         # Two tasks per core: Spark's cost per task (tens of ms) spread over many files, and
         # still a second task for a core whose first share was quick.
         slices = max(1, min(len(paths), sc.defaultParallelism * 2))
-        for part in sc.parallelize(items, slices).mapPartitions(
-                lambda share: validate_share(share, profile, max_blob_size, keep, configs,
-                                             strict)
-        ).collect():
+        parts = run_with_progress(spark, sc.parallelize(items, slices).mapPartitions(
+            lambda share: validate_share(share, profile, max_blob_size, keep, configs, strict)
+        ).collect, progress, "puffin scan")
+        for part in parts:
             tally.merge(part)
     else:
-        for part in validate_share(items, profile, max_blob_size, keep, configs, strict):
+        for part in validate_share(items, profile, max_blob_size, keep, configs, strict,
+                                   progress):
             tally.merge(part)
     if output is not None:
         write_records(tally.records, output, output_format, force)

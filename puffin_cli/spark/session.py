@@ -15,6 +15,9 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +89,43 @@ def ship_package(spark: Any) -> None:
                                   root_dir=package.parent, base_dir=package.name)
     sc.addPyFile(archive)
     _SHIPPED.add(sc.applicationId)
+
+
+def run_with_progress(spark: Any, action: Callable[[], Any],
+                      progress: Callable[[int, int], None] | None, description: str) -> Any:
+    """Run ``action`` (a Spark action) in a thread; report its tasks to ``progress`` as
+    (completed tasks, tasks in all)."""
+    if progress is None:
+        return action()
+    sc = spark.sparkContext
+    group = f"puffin-{uuid.uuid4().hex}"
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            sc.setJobGroup(group, description, interruptOnCancel=True)
+            box["value"] = action()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=work, name="puffin-spark-job", daemon=True)
+    thread.start()
+    tracker = sc.statusTracker()
+    try:
+        while thread.is_alive():
+            thread.join(0.25)
+            done = total = 0
+            for job_id in tracker.getJobIdsForGroup(group) or []:
+                job = tracker.getJobInfo(job_id)
+                for stage_id in job.stageIds if job is not None else ():
+                    stage = tracker.getStageInfo(stage_id)
+                    if stage is not None:
+                        done += stage.numCompletedTasks
+                        total += stage.numTasks
+            progress(done, total)
+    except KeyboardInterrupt:
+        sc.cancelJobGroup(group)
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

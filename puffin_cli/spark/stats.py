@@ -22,7 +22,6 @@ the job replays Iceberg's own tasks:
 from __future__ import annotations
 
 import os
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -64,51 +63,13 @@ def planning_parallelism(spark: Any) -> int:
 # --- the job ----------------------------------------------------------------------------------
 
 
-def _run_with_progress(spark: Any, action: Callable[[], Any], progress: Progress | None) -> Any:
-    """Run ``action`` (a Spark action) in a thread; report its tasks to ``progress``."""
-    if progress is None:
-        return action()
-    sc = spark.sparkContext
-    group = f"puffin-{uuid.uuid4().hex}"
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            sc.setJobGroup(group, "puffin stats compute", interruptOnCancel=True)
-            box["value"] = action()
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    thread = threading.Thread(target=work, name="puffin-spark-job", daemon=True)
-    thread.start()
-    tracker = sc.statusTracker()
-    try:
-        while thread.is_alive():
-            thread.join(0.25)
-            done = total = 0
-            for job_id in tracker.getJobIdsForGroup(group) or []:
-                job = tracker.getJobInfo(job_id)
-                for stage_id in job.stageIds if job is not None else ():
-                    stage = tracker.getStageInfo(stage_id)
-                    if stage is not None:
-                        done += stage.numCompletedTasks
-                        total += stage.numTasks
-            progress(done, total)
-    except KeyboardInterrupt:
-        sc.cancelJobGroup(group)
-        raise
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
 def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True,
                      progress: Progress | None = None) -> Sketches:
     """Run the one Spark job: a task per Iceberg task group, then the union of its partial
     sketches per column, as Iceberg's final aggregate does."""
     from puffin_cli.analysis.stats.sketch_task import TaskFailure, run_task, task_specs
     from puffin_cli.analysis.stats.task_groups import plan_task_groups
-    from puffin_cli.spark.session import ship_package
+    from puffin_cli.spark.session import run_with_progress, ship_package
     groups = plan_task_groups(plan, planning_parallelism(spark))
     specs = task_specs(plan, groups, uuid_as_string=uuid_as_string)
     unions = [ThetaAccumulator() for _ in plan.columns]
@@ -117,9 +78,9 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True
     ship_package(spark)
     sc = spark.sparkContext
     fileio = plan.table.fileio  # the driver's storage configuration, for the executors
-    results = _run_with_progress(
+    results = run_with_progress(
         spark, lambda: sc.parallelize(specs, len(specs)).map(
-            lambda spec: run_task(spec, fileio)).collect(), progress)
+            lambda spec: run_task(spec, fileio)).collect(), progress, "puffin stats compute")
     for result in results:
         if isinstance(result, TaskFailure):
             raise result.error()
