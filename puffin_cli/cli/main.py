@@ -192,6 +192,9 @@ def _run_group(args: list[str]) -> int:
             result = cli.invoke(ctx)
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except click.exceptions.NoArgsIsHelpError as exc:  # a group without a command: its help
+        exc.show()
+        return EXIT_USAGE
     except click.UsageError as exc:
         for line in usage_error_lines(getattr(exc, "original", exc)):
             _say(line)

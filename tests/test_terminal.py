@@ -136,3 +136,23 @@ def test_lines_fit_the_terminal_and_columns_wins() -> None:
         assert any(len(line) > fit - 20 for line in lines)
     done = through_pipes("inspect", sample)
     assert any(len(line) > 80 for line in done.stdout.decode().splitlines())
+
+
+@pytest.mark.parametrize("group", [[], ["stats"]])
+def test_a_group_without_a_command_prints_its_help(group: list[str]) -> None:
+    """Bare `puffin` (`puffin stats`): the group's help with its command list on stderr, as
+    `--help` shows it, not squashed into an error line; exit status 2 (usage)."""
+    path = " ".join(["puffin", *group])
+    done = through_pipes(*group)
+    assert done.returncode == 2 and done.stdout == b""
+    lines = done.stderr.decode().splitlines()
+    assert lines[0] == f"Usage: {path} [OPTIONS] COMMAND [ARGS]..."
+    assert "Commands:" in lines and "error" not in lines[0]
+    commands = lines[lines.index("Commands:") + 1:]
+    assert [line.split()[0] for line in commands if line.strip()] == (
+        ["compute"] if group else
+        ["dump-blob", "inspect", "scan", "stats", "table", "validate", "write"])
+    code, out = on_terminal(*group, NO_COLOR="1")
+    assert code == 2
+    assert out.decode().splitlines()[0] == f"Usage: {path} [OPTIONS] COMMAND [ARGS]..."
+    assert "\nCommands:\r\n" in out.decode()
