@@ -523,3 +523,72 @@ def test_a_summary_of_an_unknown_kind_is_shown_field_by_field(
     assert result.stdout.endswith("  decoded          future-kind\n"
                                   "  entries          5\n"
                                   '  label            "hello"\n')
+
+
+def _other_formats(folder: Path) -> dict[str, tuple[Path, str]]:
+    """Real files of other formats (written by pyarrow, fastavro, gzip; a Paimon BLOB file
+    named *.puffin) and what inspect should call each."""
+    import gzip
+
+    import fastavro
+    import pyarrow as pa
+    import pyarrow.orc as orc
+    import pyarrow.parquet as pq
+    from paimon_files import build
+
+    table = pa.table({"id": [1, 2, 3], "name": ["a", "b", "c"]})
+    pq.write_table(table, folder / "data.parquet")
+    orc.write_table(table, folder / "data.orc")
+    with open(folder / "manifest.avro", "wb") as out:
+        fastavro.writer(out, {"type": "record", "name": "r", "fields": [
+            {"name": "id", "type": "long"}]}, [{"id": 1}, {"id": 2}])
+    (folder / "v1.metadata.json").write_text('\n  {"format-version": 2, "location": "x"}\n')
+    (folder / "v1.metadata.json.gz").write_bytes(gzip.compress(b'{"format-version": 2}' * 9))
+    (folder / "paimon.puffin").write_bytes(build([b"first row", b"second"]))
+    return {"parquet": (folder / "data.parquet", "a Parquet file (magic PAR1)"),
+            "orc": (folder / "data.orc", "an ORC file (magic ORC)"),
+            "avro": (folder / "manifest.avro", "an Avro file (magic Obj\\x01)"),
+            "json": (folder / "v1.metadata.json", "a JSON document"),
+            "gzip": (folder / "v1.metadata.json.gz", "a gzip file (magic 1f8b)"),
+            "paimon": (folder / "paimon.puffin", "a Paimon BLOB file (puffin inspect reads it "
+                                                 "when it is named *.blob)")}
+
+
+def test_a_file_of_another_format_is_named(tmp_path: Path) -> None:
+    """Not only the wrong magic: what the file is, in the same one line with its offset."""
+    for path, what in _other_formats(tmp_path).values():
+        size = path.stat().st_size
+        result = run(str(path))
+        assert result.exit_code == 1
+        tail = path.read_bytes()[-4:].hex()
+        assert result.stderr == (f"puffin: error: {path}: footer end magic is {tail}, expected "
+                                 f"50464131 (PFA1): this is {what}, not a Puffin file (at byte "
+                                 f"{size - 4})\n")
+
+
+def test_an_unknown_file_is_not_named(tmp_path: Path) -> None:
+    path = tmp_path / "noise.bin"
+    path.write_bytes(b"NOPE" + bytes(40))
+    result = run(str(path))
+    assert result.stderr == (f"puffin: error: {path}: footer end magic is 00000000, expected "
+                             "50464131 (PFA1) (at byte 40)\n")
+
+
+def test_a_directory_gets_the_command_that_reads_it(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    plain = tmp_path / "some files"
+    plain.mkdir()
+    table = tmp_path / "orders"
+    (table / "metadata").mkdir(parents=True)
+    (table / "metadata" / "v1.metadata.json").write_text("{}")
+    for command in (["inspect"], ["dump-blob", "0"]):
+        for folder, hint in ((plain, f"puffin validate '{plain}'"),
+                             (table, f"puffin table {table}")):
+            done = subprocess.run([sys.executable, "-m", "puffin_cli", command[0], str(folder),
+                                   *command[1:]], capture_output=True, text=True, check=False)
+            assert done.returncode == 1, done.stderr
+            (line,) = done.stderr.splitlines()
+            assert line.startswith(f"puffin: error: {folder}: cannot open: a directory")
+            assert line.endswith(f", use: {hint}")

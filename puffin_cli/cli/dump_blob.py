@@ -20,6 +20,7 @@ from puffin_cli.cli.options import (
     max_blob_size_option,
     output_file_option,
 )
+from puffin_cli.cli.quick import directory_hint
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.paimon_blob import is_paimon_blob
@@ -179,7 +180,12 @@ def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str |
                  write_hex=lambda data, out: _write_hex((data,), out),
                  write_document=lambda result, out: _write_document(ctx, result, out))
         return
-    with PuffinReader(file, max_blob_size=max_blob_size) as reader:
+    try:
+        opened = PuffinReader(file, max_blob_size=max_blob_size)
+    except PuffinError as exc:
+        exc.message += directory_hint(file)
+        raise
+    with opened as reader:
         blob_index, blob = _select(reader, index, type_name, field_id, data_file)
         needs = {"positions": DV_BLOB_TYPE, "sketch": THETA_BLOB_TYPE}.get(form)
         if needs is not None and not as_json and blob.type != needs:

@@ -33,8 +33,25 @@ def run_inspect(locations: list[str], *, as_json: bool, decode: bool,
     emit("inspect", report, f"puffin_cli.render.inspect:{view}", as_json=as_json, color=color)
     sys.stdout.flush()
     for failure in report.failures():
-        sys.stderr.write(f"puffin: error: {failure}\n")
+        sys.stderr.write(f"puffin: error: {failure}{directory_hint(failure.path)}\n")
     return 0 if report.ok else 1
+
+
+def directory_hint(location: str | None) -> str:
+    """For a directory given where a Puffin file is wanted, the command that reads it: ``table``
+    for a table directory, else ``validate`` (every Puffin file under it); else nothing."""
+    import shlex
+
+    from puffin_cli.storage import default_io
+
+    info = None if location is None else default_io().stat(location)
+    if location is None or info is None or info.kind != "dir":
+        return ""
+    from puffin_cli.analysis.table.metadata import is_table_dir
+
+    if is_table_dir(location):
+        return f"; for a table directory, use: puffin table {shlex.quote(location)}"
+    return f"; for the Puffin files under a directory, use: puffin validate {shlex.quote(location)}"
 
 
 def quick_inspect(args: list[str]) -> int | None:

@@ -44,6 +44,30 @@ class FooterRead:
     findings: list[Finding]
 
 
+# The first bytes read to tell what a file that is not Puffin is (JSON may start with blanks).
+HEAD_SNIFF = 64
+
+
+def other_format(head: bytes, tail: bytes, size: int) -> str | None:
+    """What a file that does not end in Puffin's magic is, from its first bytes (``head``),
+    its last bytes (``tail``) and its size, when its magic says so (``None`` otherwise)."""
+    from puffin_cli.format.paimon_blob.reader import looks_like_paimon_blob
+
+    if tail.endswith(b"PAR1"):
+        return "a Parquet file (magic PAR1)"
+    if head.startswith(b"Obj\x01"):
+        return "an Avro file (magic Obj\\x01)"
+    if head.startswith(b"ORC"):
+        return "an ORC file (magic ORC)"
+    if head.startswith(b"\x1f\x8b"):
+        return "a gzip file (magic 1f8b)"
+    if head.lstrip(b" \t\r\n")[:1] in (b"{", b"["):
+        return "a JSON document"
+    if looks_like_paimon_blob(head, tail, size):
+        return "a Paimon BLOB file (puffin inspect reads it when it is named *.blob)"
+    return None
+
+
 def _error(findings: list[Finding], code: str, message: str, offset: int | None) -> None:
     findings.append(Finding(code, Severity.ERROR, message, offset))
 
@@ -70,12 +94,15 @@ def read_footer(source: InputFile, *, footer_size: int | None = None,
     tail_start = size - len(tail)
     struct_at = size - FOOTER_STRUCT_LENGTH
     if tail[-MAGIC_LENGTH:] != MAGIC:
-        head = tail[:MAGIC_LENGTH] if tail_start == 0 else source.read(0, MAGIC_LENGTH)
-        if head == ENCRYPTED_MAGIC:
+        head = tail[:HEAD_SNIFF] if tail_start == 0 else source.read(0, min(HEAD_SNIFF, size))
+        if head[:MAGIC_LENGTH] == ENCRYPTED_MAGIC:
             raise EncryptedFileError("encrypted Iceberg file (AES-GCM stream, magic AGS1): key "
                                      "needed", code="file.encrypted", offset=0)
+        other = other_format(head, tail, size)
         _error(findings, "footer.magic", f"footer end magic is {tail[-MAGIC_LENGTH:].hex()}, "
-               f"expected {MAGIC.hex()} ({MAGIC.decode()})", size - MAGIC_LENGTH)
+               f"expected {MAGIC.hex()} ({MAGIC.decode()})"
+               + ("" if other is None else f": this is {other}, not a Puffin file"),
+               size - MAGIC_LENGTH)
         return FooterRead(None, None, findings)
     (payload_size,) = struct.unpack_from("<i", tail, len(tail) - FOOTER_STRUCT_LENGTH)
     flags = tail[len(tail) - FOOTER_STRUCT_LENGTH + 4: len(tail) - MAGIC_LENGTH]
