@@ -38,14 +38,21 @@ def run_inspect(locations: list[str], *, as_json: bool, decode: bool,
 
 
 def directory_hint(location: str | None) -> str:
-    """For a directory given where a Puffin file is wanted, the command that reads it: ``table``
-    for a table directory, else ``validate`` (every Puffin file under it); else nothing."""
+    """For a local directory given where a Puffin file is wanted, the command that reads it:
+    ``table`` for a table directory, else ``validate`` (every Puffin file under it); else
+    nothing."""
     import shlex
 
-    from puffin_cli.storage import default_io
+    from puffin_cli.format.errors import PuffinError
+    from puffin_cli.storage import default_io, is_remote
 
-    info = None if location is None else default_io().stat(location)
-    if location is None or info is None or info.kind != "dir":
+    if location is None or is_remote(location):
+        return ""
+    try:
+        info = default_io().stat(location)
+    except PuffinError:
+        return ""
+    if info is None or info.kind != "dir":
         return ""
     from puffin_cli.analysis.table.metadata import is_table_dir
 
