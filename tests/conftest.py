@@ -3,6 +3,7 @@ session's S3 server; and the code of every finding made in this process, recorde
 tests/test_finding_codes.py, which compares them with the documented codes after every other
 test."""
 
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,11 @@ from puffin_cli.format.findings import Finding
 _TESTS_DIR = str(Path(__file__).resolve().parent)
 if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
+
+from s3server import NO_METADATA  # noqa: E402 - found through the path above
+
+# Every test and the processes it starts: no request to a cloud's instance metadata address.
+os.environ.update(NO_METADATA)
 
 
 @pytest.fixture(scope="session")

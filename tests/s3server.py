@@ -27,6 +27,9 @@ ACCESS_KEY = "testing"
 SECRET_KEY = "testing"
 REGION = "us-east-1"
 START_TIMEOUT = 30.0
+# The instance metadata service (AWS's credential chain asks it when no key is set) at a
+# loopback port nothing listens on: the tests never send traffic to the link-local address.
+NO_METADATA = {"AWS_METADATA_ENDPOINT": "http://127.0.0.1:1"}
 
 
 def free_port() -> int:
@@ -147,7 +150,7 @@ class S3Server:
                 if not k.startswith(("AWS_", "GOOGLE_", "AZURE_"))}
         return {**keep, "AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
                 "AWS_REGION": REGION, "AWS_ENDPOINT_URL": endpoint or self.endpoint,
-                "AWS_EC2_METADATA_DISABLED": "true"}
+                "AWS_EC2_METADATA_DISABLED": "true", **NO_METADATA}
 
     def client(self, endpoint: str | None = None) -> Any:
         import boto3

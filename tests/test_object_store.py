@@ -293,6 +293,58 @@ def test_no_credentials_names_the_variables(tree: Path, env: dict[str, str]) -> 
                            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
 
 
+class _Answering:
+    """An instance metadata stand-in on 127.0.0.1 that answers every request with ``status``."""
+
+    def __init__(self, status: int) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                self.send_response(status)
+                self.send_header("Content-Length", "2")
+                self.end_headers()
+                self.wfile.write(b"no")
+
+            do_GET = do_PUT = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("metadata", ["refused", "404", "500"])
+def test_no_credentials_whatever_the_metadata_endpoint_does(tree: Path, env: dict[str, str],
+                                                            metadata: str) -> None:
+    """No key and no AWS_EC2_METADATA_DISABLED: the credential chain asks the instance metadata
+    service (here on 127.0.0.1: refusing, or answering errors) and the user reads the promised
+    line, not the metadata request's error nor "endpoint unreachable" while S3 is up."""
+    bare = {k: v for k, v in env.items() if k not in (
+        "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_EC2_METADATA_DISABLED")}
+    bare["HOME"] = str(tree)  # no ~/.aws files
+    answering = None if metadata == "refused" else _Answering(int(metadata))
+    if answering is not None:
+        bare["AWS_METADATA_ENDPOINT"] = answering.url
+    try:
+        done = puffin("inspect", f"{PREFIX}/db1/stats.puffin", env=bare)
+    finally:
+        if answering is not None:
+            answering.close()
+    assert done.returncode == 1
+    assert done.stderr.decode() == (
+        f"puffin: error: {PREFIX}/db1/stats.puffin: no credentials: set AWS_ACCESS_KEY_ID and "
+        "AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN), or AWS_PROFILE, or --io "
+        "s3.access-key-id=… --io s3.secret-access-key=…\n")
+
+
 def test_unreachable_endpoint_is_one_line(env: dict[str, str]) -> None:
     from s3server import free_port
 

@@ -136,6 +136,14 @@ def _summary(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+# What a request of the AWS credential chain names in its error (the instance metadata
+# service's token and credential paths, at AWS_METADATA_ENDPOINT or its link-local address;
+# the ECS container endpoint): whatever answer or silence came from there, the store found no
+# credentials, even when the S3 endpoint itself is up.
+_CREDENTIAL_SOURCES = ("/latest/api/token", "/latest/meta-data/", "169.254.169.254",
+                       "169.254.170.2")
+
+
 def _fail(exc: BaseException, location: str, target: Target, *,
           writing: bool = False) -> NoReturn:
     text = str(exc)
@@ -162,7 +170,7 @@ def _fail(exc: BaseException, location: str, target: Target, *,
         raise StorageError(f"access denied: the credentials may not {what} this location",
                            code="io.denied", path=location) from None
     if "credential" in lowered or "instancecredentialprovider" in lowered \
-            or ("metadata" in lowered and "169.254" in lowered):
+            or any(marker in lowered for marker in _CREDENTIAL_SOURCES):
         raise StorageError(f"no credentials: {hint}", code="io.credentials",
                            path=location) from None
     if any(word in lowered for word in ("error sending request", "connection refused",
