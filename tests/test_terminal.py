@@ -81,24 +81,19 @@ def many_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def test_validate_shows_progress_on_a_terminal(many_files: Path) -> None:
-    code, out = on_terminal("validate", str(many_files))
+RESULTS = [("validate", b"30 files checked"), ("scan", b"scanned 30 ")]
+
+
+@pytest.mark.parametrize(("command", "result"), RESULTS)
+def test_progress_shows_on_a_terminal(many_files: Path, command: str, result: bytes) -> None:
+    code, out = on_terminal(command, str(many_files))
     assert code == 0
-    summary = out.index(b"30 files checked")
+    summary = out.index(result)
     assert out.index(b"validating") < summary
     assert out.index(f"{FILES}/{FILES}".encode()) < summary
 
 
-def test_scan_shows_progress_on_a_terminal(many_files: Path) -> None:
-    code, out = on_terminal("scan", str(many_files))
-    assert code == 0
-    summary = out.index(b"scanned 30 ")
-    assert out.index(b"validating") < summary
-    assert out.index(f"{FILES}/{FILES}".encode()) < summary
-
-
-@pytest.mark.parametrize(("command", "result"), [("validate", b"30 files checked"),
-                                                 ("scan", b"scanned 30 ")])
+@pytest.mark.parametrize(("command", "result"), RESULTS)
 def test_a_pipe_gets_no_progress(many_files: Path, command: str, result: bytes) -> None:
     done = through_pipes(command, str(many_files))
     assert done.returncode == 0
