@@ -114,14 +114,15 @@ def test_ci_options_of_validate_work_on_table(tmp_path: Path,
     assert _invoke("--jsonl", str(warned)).exit_code == 0
     github = _invoke("--github", str(bad))
     assert github.exit_code == 1
-    metadata = bad / "metadata" / "v1.metadata.json"
     lines = github.stdout.splitlines()
-    assert lines[0].startswith(f"::error file={metadata},title=table.dv.record-count::")
+    # on the file the finding is about (the DV's Puffin file), where it was read
+    dv_file = next((bad / "data").glob("*-deletes.puffin"))
+    assert lines[0].startswith(f"::error file={dv_file},title=table.dv.record-count::")
     assert lines[-1] == "1 table checked: 1 error, 0 warnings"
     warning = _invoke("--github", "--strict", str(warned))
     assert warning.exit_code == 1
     assert warning.stdout.splitlines()[0].startswith(
-        f"::warning file={warned / 'metadata' / 'v1.metadata.json'},title=theta.ndv-property::")
+        f"::warning file={warned / 'metadata' / '1001-stats.puffin'},title=theta.ndv-property::")
     assert warning.stdout.splitlines()[-1] == "1 table checked: 0 errors, 1 warning"
     both = _invoke("--github", "--json", str(bad))
     assert both.exit_code == 2 and "--json and --github exclude each other" in both.stderr

@@ -108,14 +108,17 @@ def render_human(report: TablesReport, console: Console) -> None:
 
 
 def github(report: TablesReport, console: Console) -> None:
-    """``--github``: each table's findings as GitHub Actions annotations on its metadata file
-    (as ``validate --github`` writes them), then one summary line; never folded."""
+    """``--github``: each table's findings as GitHub Actions annotations (as ``validate
+    --github`` writes them) on the file the finding is about, where it was read (its table's
+    metadata file for a finding about no file), then one summary line; never folded."""
     from puffin_cli.render.validate import annotation
 
     out = console.file
     for table in report.tables:
         for finding in table.findings:
-            out.write(annotation(table.metadata_file, finding) + "\n")
+            facts = finding.facts
+            where = (facts.local_path or facts.path) if facts is not None else None
+            out.write(annotation(where or table.metadata_file, finding) + "\n")
     errors = sum(t.errors for t in report.tables)
     warnings = sum(t.warnings for t in report.tables)
     out.write(f"{layout.plural(len(report.tables), 'table')} checked: "
