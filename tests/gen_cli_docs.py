@@ -2,7 +2,7 @@
 
 Run ``python tests/gen_cli_docs.py`` after changing a command; tests/test_cli_docs.py fails
 while docs/cli.md is stale. Commands are found by walking the ``puffin`` group (whose commands
-are ``puffin_cli.cli.main.COMMANDS``) and every subgroup, so new commands appear without
+are those of ``puffin_cli/cli/commands.py``) and every subgroup, so new commands appear without
 editing this script. Help is rendered at a fixed width, so the output does not depend on the
 terminal; trailing spaces are dropped.
 """

@@ -192,8 +192,8 @@ def test_unknown_command_suggests_the_closest() -> None:
 
 
 def test_help_summaries_are_the_commands() -> None:
-    """`puffin --help` lists commands from main.SUMMARIES without importing them."""
-    from puffin_cli.cli.main import SUMMARIES
+    """`puffin --help` lists commands from commands.SUMMARIES without importing them."""
+    from puffin_cli.cli.commands import SUMMARIES
 
     found = {name: command.get_short_help_str(70) for name, command in COMMANDS
              if " " not in name}

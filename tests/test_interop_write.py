@@ -35,7 +35,7 @@ from interop.oracle import JavaOracle
 from puffin_cli import CREATED_BY
 from puffin_cli.analysis.inspection import FileReport, inspect_file
 from puffin_cli.blobs.deletion_vector import DeletionVectorSummary, decode_deletion_vector
-from puffin_cli.blobs.iceberg_values import IcebergType, serialize_values
+from puffin_cli.blobs.iceberg_values import IcebergType, parse_value, serialize_values
 from puffin_cli.blobs.opaque import OpaqueSummary
 from puffin_cli.blobs.theta import ThetaSummary, decode_theta
 from puffin_cli.cli.main import cli
@@ -425,7 +425,7 @@ def _serialized(oracle: JavaOracle, type_text: str, texts: Sequence[str | None],
     """The serialized non-null values, as Iceberg Java parses and serializes them; checked
     equal to puffin-cli's parsing and serialization of the same text."""
     iceberg_type = IcebergType.parse(type_text)
-    values = [iceberg_type.parse_value(t) for t in texts if t is not None]
+    values = [parse_value(iceberg_type, t) for t in texts if t is not None]
     if uuid_as_string:
         ours = [str(v).encode() for v in values]
         java = oracle.serialize("string", [str(v) for v in values])

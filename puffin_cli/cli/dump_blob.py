@@ -226,7 +226,7 @@ def _document(ctx: click.Context, path: str, index: int, data: bytes, blob: Blob
 def _write_document(ctx: click.Context, result: Any, out: IO[bytes]) -> None:
     """``result``'s JSON document (it has no human view) on the binary stream ``out``."""
     text = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
-    emit(ctx, result, None, as_json=True, out=text)
+    emit(ctx, result, out=text)
     text.detach()
 
 

@@ -17,9 +17,12 @@ import difflib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
+
+if TYPE_CHECKING:
+    from puffin_cli.render.output import HumanView
 
 # Global flags, accepted anywhere before a ``--``.
 DEBUG_FLAG = "--debug"
@@ -197,12 +200,12 @@ def usage_error_lines(exc: click.UsageError) -> list[str]:
     return [f"{path}: error: {message.rstrip('.')}", f"Try '{path} --help' for help."]
 
 
-def emit(ctx: click.Context, result: Any, human: str | None, *, as_json: bool,
+def emit(ctx: click.Context, result: Any, view: HumanView | None = None, *,
          out: TextIO | None = None) -> None:
-    """Hand ``result`` to the one renderer the user chose: the command's JSON document or its
-    human view ``human`` (``"module:function"``, imported only when used), on ``out``
-    (standard output by default)."""
+    """Hand ``result`` to the one renderer the user chose: its human ``view`` (which the
+    command imports only in the branch that draws), or without one the command's JSON
+    document; on ``out`` (standard output by default)."""
     from puffin_cli.render.output import emit as render
 
     command = ctx.command_path.partition(" ")[2]
-    render(command, result, human, as_json=as_json, color=settings(ctx).color, out=out)
+    render(command, result, view, color=settings(ctx).color, out=out)

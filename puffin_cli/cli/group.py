@@ -1,21 +1,19 @@
-"""The ``puffin`` click group: its global options and the commands of
-:data:`puffin_cli.cli.main.COMMANDS`, each imported only when it runs (``puffin --help`` lists
-them from :data:`~puffin_cli.cli.main.SUMMARIES`)."""
+"""The ``puffin`` click group: its global options and the commands of the command table
+(cli/commands.py), each imported only when it runs (``puffin --help`` lists them from
+:data:`~puffin_cli.cli.commands.SUMMARIES`)."""
 
 from __future__ import annotations
-
-import importlib
 
 import click
 
 from puffin_cli import __version__
+from puffin_cli.cli.commands import SUMMARIES, command
 from puffin_cli.cli.grammar import Group, Settings
-from puffin_cli.cli.main import COMMANDS, SUMMARIES
 
 
 class LazyGroup(Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+        return sorted(SUMMARIES)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list of ``puffin --help``, from :data:`SUMMARIES`."""
@@ -23,13 +21,7 @@ class LazyGroup(Group):
             formatter.write_dl([(name, SUMMARIES[name]) for name in self.list_commands(ctx)])
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        target = COMMANDS.get(cmd_name)
-        if target is None:
-            return None
-        module_name, attribute = target.split(":")
-        command = getattr(importlib.import_module(module_name), attribute)
-        assert isinstance(command, click.Command)
-        return command
+        return command(cmd_name)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -4,7 +4,7 @@ place. Nothing here imports click, so that the quick path never does.
 
 Errors become one line on stderr; ``--debug`` (or ``PUFFIN_DEBUG=1``) shows the traceback
 instead. An error's kind, not the command that raised it, decides the exit code
-(``EXIT_CODES``): 0 ok; 1 a file is bad, a limit was hit, I/O failed or a check failed; 2 usage
+(cli/exit_codes.py): 0 ok; 1 a file is bad, a limit was hit, I/O failed or a check failed; 2 usage
 error; 3 internal error (a bug); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). A reader
 that stops early (``| head``) is not an error. Text that cannot be encoded (lone surrogates
 from file names or footers) is written escaped (``\\udcff``), never a crash.
@@ -22,53 +22,23 @@ import sys
 import time
 from types import FrameType
 
+from puffin_cli.cli.exit_codes import (
+    EXIT_CODES,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+)
 from puffin_cli.format.errors import ErrorKind, PuffinError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
-EXIT_OK = 0
-EXIT_BAD_FILE = 1
-EXIT_USAGE = 2
-EXIT_INTERNAL = 3
-EXIT_INTERRUPTED = 130
-EXIT_TERMINATED = 143
-
-EXIT_CODES = {
-    ErrorKind.BAD_FILE: EXIT_BAD_FILE,
-    ErrorKind.LIMIT: EXIT_BAD_FILE,
-    ErrorKind.IO: EXIT_BAD_FILE,
-    ErrorKind.UNSUPPORTED: EXIT_BAD_FILE,
-    ErrorKind.BAD_ARGUMENT: EXIT_USAGE,
-}
 # After a signal, the main thread gets this long to unwind (remove its temp files, print its
 # line) before the process ends without it: it may be blocked in C code that never returns.
 SIGNAL_GRACE_SECONDS = 2.0
-
-# name -> "module:attribute"; each module defines one click command.
-COMMANDS = {
-    "inspect": "puffin_cli.cli.inspect:inspect",
-    "dump-blob": "puffin_cli.cli.dump_blob:dump_blob",
-    "validate": "puffin_cli.cli.validate:validate",
-    "table": "puffin_cli.cli.table:table",
-    "write": "puffin_cli.cli.write:write",
-    "stats": "puffin_cli.cli.stats:stats",
-    "scan": "puffin_cli.cli.scan:scan",
-}
-
-
-# Each command's one-line summary, so that `puffin --help` imports no command module
-# (tests/test_cli_grammar.py checks them against the commands).
-SUMMARIES = {
-    "inspect": "Show a Puffin file's footer, blobs and decoded blob contents.",
-    "dump-blob": "One blob's bytes, hex, DV positions, sketch description or JSON.",
-    "validate": "Check Puffin files against the spec and report every finding.",
-    "table": "Show and cross-check the Puffin files of Iceberg tables.",
-    "write": "Write a Puffin file: Theta sketches, deletion vectors, raw blobs.",
-    "stats": "Table statistics computed with Apache Spark.",
-    "scan": "Validate every Puffin file of a warehouse, in parallel on Spark.",
-}
 
 
 def _debug_requested(argv: list[str]) -> bool:

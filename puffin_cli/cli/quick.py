@@ -29,8 +29,12 @@ def run_inspect(locations: list[str], *, as_json: bool, decode: bool,
 
     report = inspect_files(locations, decode=decode, limit=limit, max_blob_size=max_blob_size,
                            footer_size=footer_size, table=table, catalog=catalog)
-    view = "render_brief" if brief else "render_human"
-    emit("inspect", report, f"puffin_cli.render.inspect:{view}", as_json=as_json, color=color)
+    if as_json:
+        emit("inspect", report)
+    else:
+        from puffin_cli.render.inspect import render_brief, render_human
+
+        emit("inspect", report, render_brief if brief else render_human, color=color)
     sys.stdout.flush()
     for failure in report.failures():
         sys.stderr.write(f"puffin: error: {failure}{directory_hint(failure.path)}\n")

@@ -9,8 +9,8 @@ from typing import IO
 import click
 
 from puffin_cli.analysis.profiles import PROFILES
+from puffin_cli.cli.exit_codes import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.grammar import Command, emit, renamed_option, settings
-from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.options import (
     catalog_option,
     force_option,
@@ -132,7 +132,10 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
     if tables is not None:
         result = replace(result, catalog=catalog, tables=len(tables),
                          orphans=tuple(path for t in tables for path in t.orphans))
-    if as_json or not quiet:
-        view = "scan_github" if github else "scan_view"
-        emit(ctx, result, f"puffin_cli.render.stats:{view}", as_json=as_json)
+    if as_json:
+        emit(ctx, result)
+    elif not quiet:
+        from puffin_cli.render import stats as views
+
+        emit(ctx, result, views.scan_github if github else views.scan_view)
     sys.exit(EXIT_BAD_FILE if result.failed else EXIT_OK)

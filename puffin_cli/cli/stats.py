@@ -82,5 +82,9 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
             spark_conf=spark_conf, uuid_as_string=uuid_hash == "text", commit=commit,
             relocate=relocate, quiet_spark=not debug, on_phase=display.phase,
             progress=display.advance)
-    if as_json or not quiet:
-        emit(ctx, result, "puffin_cli.render.stats:stats_view", as_json=as_json)
+    if as_json:
+        emit(ctx, result)
+    elif not quiet:
+        from puffin_cli.render.stats import stats_view
+
+        emit(ctx, result, stats_view)

@@ -6,8 +6,8 @@ import sys
 
 import click
 
+from puffin_cli.cli.exit_codes import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.grammar import Command, emit
-from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.options import (
     DecimalInt,
     catalog_option,
@@ -97,7 +97,10 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
                                   progress=display.advance, catalog=catalog,
                                   max_blob_size=max_blob_size)
             failed = report.failed(strict)
-    if not as_jsonl and (as_json or not quiet):
-        view = "github" if github else "render_human"
-        emit(ctx, report, f"puffin_cli.render.table:{view}", as_json=as_json)
+    if as_json and not as_jsonl:
+        emit(ctx, report)
+    elif not as_jsonl and not quiet:
+        from puffin_cli.render import table as views
+
+        emit(ctx, report, views.github if github else views.render_human)
     sys.exit(EXIT_BAD_FILE if failed else EXIT_OK)

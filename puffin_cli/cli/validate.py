@@ -8,8 +8,8 @@ from collections.abc import Iterable, Iterator
 import click
 
 from puffin_cli.analysis.profiles import PROFILES
+from puffin_cli.cli.exit_codes import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.grammar import Command, emit, renamed_choice
-from puffin_cli.cli.main import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.options import (
     github_option,
     io_option,
@@ -128,9 +128,13 @@ def validate(ctx: click.Context, paths: tuple[str, ...], path_options: tuple[str
         reports = validate_files(files, profile=profile, max_blob_size=max_blob_size,
                                  progress=display.advance)
     run = ValidationRun.of(reports, profile=profile, strict=strict)
-    if as_json or not quiet:
-        view = "github" if github else "every_file" if verbose else "problems"
-        emit(ctx, run, f"puffin_cli.render.validate:{view}", as_json=as_json)
+    if as_json:
+        emit(ctx, run)
+    elif not quiet:
+        from puffin_cli.render import validate as views
+
+        emit(ctx, run, views.github if github else views.every_file if verbose else
+             views.problems)
     # sys.exit, not click's Exit: main() runs click with standalone_mode=False, which turns
     # Exit into a return value that `python -m puffin_cli` would drop.
     sys.exit(EXIT_BAD_FILE if run.failed else EXIT_OK)

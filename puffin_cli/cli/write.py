@@ -300,8 +300,12 @@ def write(ctx: click.Context, /, target: str | None, output: str | None, spec_pa
         from puffin_cli.cli.paimon import entry_rows, write_blob
 
         result = write_blob(output, entry_rows(entries, entries_from), force=force)
-        if as_json or not quiet:
-            emit(ctx, result, "puffin_cli.render.paimon:write_view", as_json=as_json)
+        if as_json:
+            emit(ctx, result)
+        elif not quiet:
+            from puffin_cli.render.paimon import write_view
+
+            emit(ctx, result, write_view)
         return
     if entries or entries_from is not None:
         raise _usage(f"--entry and --entries-from write Paimon BLOB files: name OUTPUT "
@@ -377,5 +381,9 @@ def write(ctx: click.Context, /, target: str | None, output: str | None, spec_pa
     summary = write_plan(plan, output, overwrite=force, max_blob_size=max_blob_size)
     for warning in summary.warnings[len(plan.warnings()):]:
         click.echo(f"puffin: warning: {warning}", err=True)
-    if as_json or not quiet:
-        emit(ctx, summary, "puffin_cli.render.write:write_view", as_json=as_json)
+    if as_json:
+        emit(ctx, summary)
+    elif not quiet:
+        from puffin_cli.render.write import write_view as draw
+
+        emit(ctx, summary, draw)

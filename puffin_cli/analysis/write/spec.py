@@ -28,7 +28,7 @@ from puffin_cli.analysis.write.plan import (
     parse_codec,
     spec_error,
 )
-from puffin_cli.blobs.iceberg_values import IcebergType
+from puffin_cli.blobs.iceberg_values import IcebergType, parse_value
 from puffin_cli.format import jsonload
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import json_kind
@@ -299,7 +299,7 @@ class _Spec:
             raise self.fail(where, f"expected a value of type {iceberg_type}, found "
                             f"{json_kind(value)}")
         try:
-            return iceberg_type.parse_value(text)
+            return parse_value(iceberg_type, text)
         except PuffinError as exc:
             raise self.fail(where, exc.message) from None
 

@@ -54,15 +54,16 @@ if TYPE_CHECKING:
 
 def serialize_values(iceberg_type: IcebergType, values: Iterable[Any]) -> list[bytes]:
     """Serialize every value (no nulls: drop them before)."""
-    serialize = SERIALIZERS[iceberg_type.name]
-    out: list[bytes] = []
-    for value in values:
-        try:
-            out.append(serialize(iceberg_type, value))
-        except Invalid as exc:
-            raise PuffinError(f"{value!r} is not a valid {iceberg_type}: {exc}",
-                              code="value.invalid") from None
-    return out
+    return [serialize_value(iceberg_type, value) for value in values]
+
+
+def serialize_value(iceberg_type: IcebergType, value: Any) -> bytes:
+    """Iceberg's single-value serialization of ``value`` (Appendix D)."""
+    try:
+        return SERIALIZERS[iceberg_type.name](iceberg_type, value)
+    except Invalid as exc:
+        raise PuffinError(f"{value!r} is not a valid {iceberg_type}: {exc}",
+                          code="value.invalid") from None
 
 
 def serialize_array(iceberg_type: IcebergType, values: npt.ArrayLike) -> np.ndarray[Any, Any]:

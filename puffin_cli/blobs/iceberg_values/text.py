@@ -69,10 +69,19 @@ def parse_values(iceberg_type: IcebergType, lines: Iterable[str],
     for number, line in enumerate(lines, start=first_line):
         text = line.rstrip("\r\n")
         try:
-            values.append(iceberg_type.parse_value(text))
+            values.append(parse_value(iceberg_type, text))
         except PuffinError as exc:
             raise PuffinError(f"line {number}: {exc.message}", code=exc.code) from None
     return values
+
+
+def parse_value(iceberg_type: IcebergType, text: str) -> IcebergValue:
+    """One value from its text form."""
+    try:
+        return PARSERS[iceberg_type.name](iceberg_type, text)
+    except Invalid as exc:
+        raise PuffinError(f"{text!r} is not a valid {iceberg_type}: {exc}",
+                          code="value.parse") from None
 
 
 # ---- parsing ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from decimal import Context, Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from puffin_cli.format.errors import PuffinError
 
@@ -142,26 +142,6 @@ class IcebergType:
     def numpy_dtype(self) -> str | None:
         """The little-endian numpy dtype whose raw bytes are the serialization, if any."""
         return NUMPY_DTYPES.get(self.name)
-
-    def parse_value(self, text: str) -> IcebergValue:
-        """Parse one value from its text form (see :mod:`.text`)."""
-        from puffin_cli.blobs.iceberg_values.text import PARSERS
-
-        try:
-            return PARSERS[self.name](self, text)
-        except Invalid as exc:
-            raise PuffinError(f"{text!r} is not a valid {self}: {exc}",
-                              code="value.parse") from None
-
-    def serialize(self, value: Any) -> bytes:
-        """Iceberg's single-value serialization of ``value`` (Appendix D, :mod:`.binary`)."""
-        from puffin_cli.blobs.iceberg_values.binary import SERIALIZERS
-
-        try:
-            return SERIALIZERS[self.name](self, value)
-        except Invalid as exc:
-            raise PuffinError(f"{value!r} is not a valid {self}: {exc}",
-                              code="value.invalid") from None
 
 
 class Invalid(Exception):
