@@ -55,9 +55,11 @@ def imports_of(path: Path) -> list[Import]:
                     anchor = package.split(".")
                     anchor = anchor[:len(anchor) - child.level + 1]
                     base = ".".join([*anchor, base] if base else anchor)
-                found.append(Import(module, base, child.lineno, top))
-                found.extend(Import(module, f"{base}.{a.name}", child.lineno, top)
-                             for a in child.names if f"{base}.{a.name}" in MODULES)
+                submodules = [f"{base}.{a.name}" for a in child.names
+                              if f"{base}.{a.name}" in MODULES]
+                if len(submodules) < len(child.names):  # a name defined in ``base`` itself
+                    found.append(Import(module, base, child.lineno, top))
+                found.extend(Import(module, name, child.lineno, top) for name in submodules)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or (
                     isinstance(child, ast.If) and _type_checking(child)):
                 visit(child, False)
@@ -127,6 +129,74 @@ def test_the_graph_holds_known_edges_at_their_level() -> None:
     edges = {(i.module, i.target, i.top_level) for i in GRAPH}
     assert ("puffin_cli.cli.stats", "puffin_cli.spark.stats", False) in edges
     assert ("puffin_cli.format.reader", "puffin_cli.format.errors", True) in edges
+
+
+# Circles known to be under repair elsewhere (issue 18, part 1 restructures these files); each
+# is listed as its sorted files. Empty this once that work is merged: any circle not listed
+# here fails the test below, and a listed one that is gone fails it too.
+KNOWN_CIRCLES: list[list[str]] = [
+    ["puffin_cli.analysis.catalog", "puffin_cli.analysis.table.fields",
+     "puffin_cli.analysis.table.loading"],
+]
+
+
+def circles(edges: set[tuple[str, str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan's algorithm, iterative)."""
+    successors: dict[str, list[str]] = {}
+    for source, target in sorted(edges):
+        successors.setdefault(source, []).append(target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(successors):
+        if root in index:
+            continue
+        work = [(root, iter(successors.get(root, [])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, rest = work[-1]
+            step = next(rest, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(successors.get(step, []))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return sorted(found)
+
+
+def test_circles_are_found() -> None:
+    """The circle finder is real: it finds a circle through a lazy import and not a chain."""
+    assert circles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]
+    assert circles({("a", "b"), ("b", "c")}) == []
+
+
+def test_no_circle_between_files() -> None:
+    """No module imports, even lazily or only for type checking, a module that imports it back
+    through any chain: each file can be read (and loaded) after the files it names."""
+    edges = {(i.module, i.target) for i in GRAPH
+             if i.target in MODULES and i.target != i.module}
+    assert circles(edges) == KNOWN_CIRCLES
 
 
 def test_architecture_doc_names_every_module_and_no_other() -> None:

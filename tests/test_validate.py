@@ -12,8 +12,9 @@ import pytest
 from helpers import SAMPLE_FILES, SAMPLES
 
 from puffin_cli.analysis import validate as validate_module
+from puffin_cli.analysis.file_report import FileReport
 from puffin_cli.analysis.profiles import PROFILES, RULES
-from puffin_cli.analysis.validate import FileReport, validate_file
+from puffin_cli.analysis.validate import validate_file
 from puffin_cli.format import Finding, PuffinWriter, Severity
 from puffin_cli.format.codecs import compress
 

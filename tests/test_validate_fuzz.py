@@ -20,8 +20,9 @@ from helpers import SAMPLE_FILES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from puffin_cli.analysis.file_report import FileReport
 from puffin_cli.analysis.profiles import PROFILES
-from puffin_cli.analysis.validate import FileReport, validate_file
+from puffin_cli.analysis.validate import validate_file
 from puffin_cli.blobs.deletion_vector import dv_blob_properties, encode_deletion_vector
 from puffin_cli.blobs.theta import build_theta_blob
 from puffin_cli.format import PuffinWriter

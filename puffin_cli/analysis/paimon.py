@@ -13,7 +13,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass
 
-from puffin_cli.analysis.validate import FileReport, report_for
+from puffin_cli.analysis.file_report import FileReport, report_for
 from puffin_cli.format import paimon_blob as pb
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity

@@ -1,4 +1,5 @@
-"""``validate_file``: every finding about one Puffin file, as one :class:`FileReport`.
+"""``validate_file``: every finding about one Puffin file, as one :class:`FileReport`
+(analysis/file_report.py, shared with the Paimon BLOB files of analysis/paimon.py).
 
 Order of checks: leading magic; footer structure (:func:`read_footer`); footer JSON
 (:func:`decode_footer_json`); value ranges; blob layout (offsets, overlaps, gaps); then each
@@ -17,6 +18,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from puffin_cli.analysis.file_report import FileReport, report_for
 from puffin_cli.analysis.profiles import BLOB_LZ4, FOOTER_LZ4, SPEC, apply_profile
 from puffin_cli.blobs import handler_for
 from puffin_cli.format import codecs
@@ -39,39 +41,6 @@ from puffin_cli.storage import FileIO, InputFile, StorageError, default_io, is_r
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 LZ4_READERS = "Iceberg Java, iceberg-rust and pyiceberg cannot read it"
-
-
-@dataclass(frozen=True)
-class FileReport:
-    """What ``puffin validate`` found in one file.
-
-    ``file_size``, ``footer_size`` and ``blob_count`` are ``None`` when the file could not be
-    read that far. ``errors``, ``warnings`` and ``infos`` count ``findings`` by severity.
-    """
-
-    path: str
-    profile: str
-    file_size: int | None
-    footer_size: int | None
-    blob_count: int | None
-    errors: int
-    warnings: int
-    infos: int
-    findings: tuple[Finding, ...]
-
-    def failed(self, strict: bool = False) -> bool:
-        """An error fails the file; with ``strict``, a warning too."""
-        return self.errors > 0 or (strict and self.warnings > 0)
-
-
-def report_for(path: str, profile: str, file_size: int | None, footer_size: int | None,
-            blob_count: int | None, findings: list[Finding]) -> FileReport:
-    counts = {severity: 0 for severity in Severity}
-    for finding in findings:
-        counts[finding.severity] += 1
-    return FileReport(path, profile, file_size, footer_size, blob_count,
-                      counts[Severity.ERROR], counts[Severity.WARNING], counts[Severity.INFO],
-                      tuple(findings))
 
 
 class _Validation:

@@ -12,7 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from puffin_cli.analysis.validate import NAMED_FAILURES, FileReport, ValidationRun
+from puffin_cli.analysis.file_report import FileReport
+from puffin_cli.analysis.validate import NAMED_FAILURES, ValidationRun
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.render import layout
 from puffin_cli.render.layout import plural

@@ -24,7 +24,8 @@ from puffin_cli.analysis.validate import NAMED_FAILURES
 from puffin_cli.format.errors import PuffinError
 
 if TYPE_CHECKING:
-    from puffin_cli.analysis.validate import FileReport, Progress
+    from puffin_cli.analysis.file_report import FileReport
+    from puffin_cli.analysis.validate import Progress
     from puffin_cli.storage import FileIO
 
 

@@ -47,13 +47,9 @@ from __future__ import annotations
 
 from puffin_cli.storage.base import (
     FileInfo,
-    FileIO,
     InputFile,
-    OutputFile,
     OutputStream,
     StorageError,
-    configure,
-    default_io,
     has_magic,
     is_remote,
     join,
@@ -62,6 +58,7 @@ from puffin_cli.storage.base import (
     parent,
     scheme_of,
 )
+from puffin_cli.storage.io import FileIO, OutputFile, configure, default_io
 
 __all__ = [
     "FileIO",

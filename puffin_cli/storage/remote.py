@@ -23,8 +23,8 @@ from puffin_cli.storage import config as cfg
 from puffin_cli.storage.base import (
     STREAM_CHUNK,
     FileInfo,
-    FileIO,
     InputFile,
+    IOConfig,
     OutputStream,
     StorageError,
     has_magic,
@@ -90,12 +90,12 @@ def parse(location: str) -> Target:
     return Target(kind, authority, key, head)
 
 
-def _store(fileio: FileIO, target: Target, location: str) -> Any:
+def _store(fileio: IOConfig, target: Target, location: str) -> Any:
     key = (target.kind, target.authority)
     return fileio.store_for(key, lambda: _make_store(fileio, target, location))
 
 
-def _make_store(fileio: FileIO, target: Target, location: str) -> Any:
+def _make_store(fileio: IOConfig, target: Target, location: str) -> Any:
     import obstore.store
 
     stores: Any = obstore.store  # settings are built as plain dicts
@@ -199,7 +199,7 @@ def _endpoint_hint(target: Target) -> str:
 class RemoteInput(InputFile):
     """An object read by ranged GETs; the footer read is one suffix-range GET."""
 
-    def __init__(self, fileio: FileIO, location: str, length: int | None) -> None:
+    def __init__(self, fileio: IOConfig, location: str, length: int | None) -> None:
         super().__init__(location)
         self.target = parse(location)
         self._store = _store(fileio, self.target, location)
@@ -295,7 +295,7 @@ class _ChunkRaw(io.RawIOBase):
 
 
 @contextmanager
-def open_stream(fileio: FileIO, location: str) -> Iterator[IO[bytes]]:
+def open_stream(fileio: IOConfig, location: str) -> Iterator[IO[bytes]]:
     target = parse(location)
     store = _store(fileio, target, location)
     try:
@@ -307,7 +307,7 @@ def open_stream(fileio: FileIO, location: str) -> Iterator[IO[bytes]]:
         yield reader
 
 
-def _object(fileio: FileIO, location: str, target: Target) -> FileInfo | None:
+def _object(fileio: IOConfig, location: str, target: Target) -> FileInfo | None:
     """The object at exactly this key (one HEAD), if the location can name one."""
     if not target.key or target.key.endswith("/"):
         return None
@@ -321,7 +321,7 @@ def _object(fileio: FileIO, location: str, target: Target) -> FileInfo | None:
     return FileInfo(location, int(meta["size"]), "file", _timestamp(meta))
 
 
-def stat(fileio: FileIO, location: str) -> FileInfo | None:
+def stat(fileio: IOConfig, location: str) -> FileInfo | None:
     target = parse(location)
     found = _object(fileio, location, target)
     if found is not None or target.kind == "http":
@@ -338,7 +338,7 @@ def stat(fileio: FileIO, location: str) -> FileInfo | None:
     return None
 
 
-def _listed(fileio: FileIO, location: str, target: Target) -> list[FileInfo]:
+def _listed(fileio: IOConfig, location: str, target: Target) -> list[FileInfo]:
     if target.kind == "http":
         raise StorageError("an http(s) location cannot be listed; name the files",
                            code="io.list", path=location)
@@ -356,7 +356,7 @@ def _listed(fileio: FileIO, location: str, target: Target) -> list[FileInfo]:
     return found
 
 
-def find(fileio: FileIO, location: str) -> tuple[FileInfo | None, list[FileInfo]]:
+def find(fileio: IOConfig, location: str) -> tuple[FileInfo | None, list[FileInfo]]:
     """The object at the location (one HEAD), else the objects under it as a prefix (the
     LIST pages of the listing, no more)."""
     target = parse(location)
@@ -367,7 +367,7 @@ def find(fileio: FileIO, location: str) -> tuple[FileInfo | None, list[FileInfo]
     return (FileInfo(location, 0, "dir") if listing else None), listing
 
 
-def list_dir(fileio: FileIO, location: str) -> tuple[list[FileInfo], list[str]]:
+def list_dir(fileio: IOConfig, location: str) -> tuple[list[FileInfo], list[str]]:
     target = parse(location)
     if target.kind == "http":
         raise StorageError("an http(s) location cannot be listed; name the files",
@@ -389,7 +389,7 @@ def _timestamp(meta: Any) -> float | None:
     return None if modified is None else float(modified.timestamp())
 
 
-def list_files(fileio: FileIO, location: str) -> Iterator[FileInfo]:
+def list_files(fileio: IOConfig, location: str) -> Iterator[FileInfo]:
     return iter(_listed(fileio, location, parse(location)))
 
 
@@ -404,7 +404,7 @@ def _matches(parts: list[str], names: list[str]) -> bool:
         and _matches(parts[1:], names[1:])
 
 
-def glob(fileio: FileIO, pattern: str) -> list[str]:
+def glob(fileio: IOConfig, pattern: str) -> list[str]:
     target = parse(pattern)
     parts = target.key.split("/")
     fixed = []
@@ -429,7 +429,7 @@ class RemoteOutput(OutputStream):
     create-only (``If-None-Match: *`` on S3) unless overwriting. A failed or interrupted
     upload publishes nothing."""
 
-    def __init__(self, fileio: FileIO, location: str, overwrite: bool) -> None:
+    def __init__(self, fileio: IOConfig, location: str, overwrite: bool) -> None:
         super().__init__(location)
         self.target = parse(location)
         if self.target.kind == "http":
@@ -468,5 +468,5 @@ class RemoteOutput(OutputStream):
         self.done = True
 
 
-def create(fileio: FileIO, location: str, overwrite: bool) -> OutputStream:
+def create(fileio: IOConfig, location: str, overwrite: bool) -> OutputStream:
     return RemoteOutput(fileio, location, overwrite)
