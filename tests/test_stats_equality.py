@@ -41,6 +41,7 @@ from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.spark.stats import compute_table_stats
+from puffin_cli.storage import FileIO
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "equality_tables.py"
 
@@ -175,7 +176,7 @@ class StubReader(ManifestReader):
 
 def plan(data_files: list[ContentFile], deletes: list[ContentFile]) -> Any:
     meta = metadata({0: FIELDS}, 0)
-    table = Table(meta, Path(meta.path), Path("/t"), PathMapper(),
+    table = Table(meta, Path(meta.path), Path("/t"), PathMapper(), FileIO(),
                   manifest_reader=StubReader(data_files, deletes))
     return plan_snapshot(table, meta.snapshots[0], ["id"])
 

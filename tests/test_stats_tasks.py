@@ -50,6 +50,7 @@ from puffin_cli.analysis.table.manifests import (
 )
 from puffin_cli.analysis.table.metadata import PathMapper, Snapshot, TableMetadata
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.storage import FileIO
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "task_tables.py"
 MIB = 1024 * 1024
@@ -83,9 +84,8 @@ def data_file(name: str, size: int, offsets: tuple[int, ...] | None = None, *,
 
 def stats_plan(files: list[DataFile], properties: dict[str, str] | None = None) -> StatsPlan:
     meta = metadata(properties)
-    return StatsPlan(Table(meta, Path(meta.path), Path("/t"), PathMapper()), meta.snapshots[0], 0,
-                     (), (),
-                     tuple(files), (), ())
+    table = Table(meta, Path(meta.path), Path("/t"), PathMapper(), FileIO())
+    return StatsPlan(table, meta.snapshots[0], 0, (), (), tuple(files), (), ())
 
 
 def layout(groups: list[TaskGroup]) -> list[list[tuple[str, int, int]]]:
@@ -239,7 +239,7 @@ class StubReader(ManifestReader):
 
 def attached(files: list[ContentFile]) -> dict[str, list[str]]:
     meta = metadata()
-    table = Table(meta, Path(meta.path), Path("/t"), PathMapper(),
+    table = Table(meta, Path(meta.path), Path("/t"), PathMapper(), FileIO(),
                   manifest_reader=StubReader(files))
     plan = plan_snapshot(table, meta.snapshots[0], ["id"])
     out = {}

@@ -243,13 +243,15 @@ def table_puffin_files(table: Table, identifier: str) -> TablePuffinFiles:
                             tuple(info.location for info in orphans), table.fileio)
 
 
-def catalog_puffin_files(name: str, namespaces: Sequence[str] = ()) -> list[TablePuffinFiles]:
-    """:func:`table_puffin_files` of every table of :func:`catalog_tables`."""
+def catalog_puffin_files(name: str, namespaces: Sequence[str] = (),
+                         fileio: FileIO | None = None) -> list[TablePuffinFiles]:
+    """:func:`table_puffin_files` of every table of :func:`catalog_tables`, each read with
+    ``fileio`` (the CLI's) and the catalog's properties for it on top."""
     from puffin_cli.analysis.table.loading import Table
 
     found = []
     for described in catalog_tables(name, namespaces):
-        table = Table.load(normalize_location(described.metadata_location),
+        table = Table.load(normalize_location(described.metadata_location), fileio=fileio,
                            io_properties=described.io_properties)
         table.catalog_table = described
         found.append(table_puffin_files(table, described.identifier))

@@ -29,12 +29,12 @@ if TYPE_CHECKING:
     from puffin_cli.storage import FileIO
 
 
-def _is_paimon_blob(location: str) -> bool:
+def _is_paimon_blob(location: str, fileio: FileIO) -> bool:
     """A Paimon BLOB file (the Paimon reader is imported only for a file not named *.puffin
     or *.stats)."""
     from puffin_cli.format.paimon_blob import is_paimon_blob
 
-    return is_paimon_blob(location)
+    return is_paimon_blob(location, fileio)
 
 
 @dataclass(frozen=True)
@@ -136,10 +136,11 @@ class TableColumns:
     identifier there).
     """
 
-    def __init__(self, table: str | os.PathLike[str], catalog: str | None = None) -> None:
+    def __init__(self, table: str | os.PathLike[str], catalog: str | None = None,
+                 fileio: FileIO | None = None) -> None:
         from puffin_cli.analysis.table.loading import Table
 
-        self.table = Table.load(table, catalog=catalog)
+        self.table = Table.load(table, fileio=fileio, catalog=catalog)
 
     def columns(self, blob: BlobMetadata) -> tuple[str | None, ...]:
         """The names of ``blob.fields`` in the schema of the blob's snapshot."""
@@ -157,7 +158,8 @@ def inspect_file(location: str | os.PathLike[str], *, decode: bool = True,
                  limit: int = DEFAULT_LIMIT,
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
                  footer_size: int | None = None, fileio: FileIO | None = None) -> FileReport:
-    """Read the footer of ``location`` (with ``fileio``, default the process's) and, when
+    """Read the footer of ``location`` (with ``fileio``; by default one configured by the
+    environment) and, when
     ``decode``, summarize every blob.
 
     ``limit`` bounds lists in summaries (e.g. deletion-vector ranges); ``footer_size`` is
@@ -199,25 +201,28 @@ def inspect_files(locations: list[str], *, decode: bool = True, limit: int = DEF
                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
                   footer_size: int | None = None,
                   table: str | os.PathLike[str] | None = None,
-                  catalog: str | None = None) -> InspectReport:
-    """Inspect each file; a file that cannot be read becomes a :class:`FileError`.
+                  catalog: str | None = None, fileio: FileIO | None = None) -> InspectReport:
+    """Inspect each file (with ``fileio``; by default one configured by the environment);
+    a file that cannot be read becomes a :class:`FileError`.
 
     With ``table`` (a table directory or metadata JSON file, or with ``catalog`` a table
     identifier there), blobs get column names; a table that cannot be read raises
     :class:`PuffinError` (it is no fault of the Puffin files). The files are read with the
     table's storage configuration (a catalog's FileIO properties for its table).
     """
-    columns = None if table is None else TableColumns(table, catalog)
-    fileio = None if columns is None else columns.table.fileio
+    from puffin_cli.storage import FileIO
+
+    columns = None if table is None else TableColumns(table, catalog, fileio)
+    fileio = (fileio or FileIO()) if columns is None else columns.table.fileio
     files: list[FileReport | PaimonFileReport] = []
     errors: list[FileError] = []
     for location in locations:
         try:
-            if not location.endswith(PUFFIN_SUFFIXES) and _is_paimon_blob(location):
+            if not location.endswith(PUFFIN_SUFFIXES) and _is_paimon_blob(location, fileio):
                 from puffin_cli.analysis.paimon import inspect_paimon
 
                 files.append(inspect_paimon(location, decode=decode, limit=limit,
-                                            max_blob_size=max_blob_size))
+                                            max_blob_size=max_blob_size, fileio=fileio))
                 continue
             report = inspect_file(location, decode=decode, limit=limit,
                                   max_blob_size=max_blob_size, footer_size=footer_size,

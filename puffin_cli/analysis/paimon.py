@@ -117,10 +117,11 @@ def row_report(reader: pb.PaimonBlobReader, number: int, decode: bool) -> RowRep
 
 def inspect_paimon(location: str | os.PathLike[str], *, decode: bool = True,
                    limit: int = DEFAULT_LIMIT,
-                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> PaimonFileReport:
+                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
+                   fileio: FileIO | None = None) -> PaimonFileReport:
     """The trailer, index and first ``limit`` rows of a Paimon BLOB file; raises
     :class:`PuffinError` when its trailer or index cannot be read."""
-    with pb.PaimonBlobReader(location, memory_limit=max_blob_size) as reader:
+    with pb.PaimonBlobReader(location, memory_limit=max_blob_size, fileio=fileio) as reader:
         index = reader.index
         rows = tuple(row_report(reader, n, decode) for n in range(min(limit, index.rows)))
         return PaimonFileReport(

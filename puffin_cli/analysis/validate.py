@@ -36,7 +36,7 @@ from puffin_cli.format.spec import (
     MAGIC_LENGTH,
     PUFFIN_SUFFIXES,
 )
-from puffin_cli.storage import FileIO, InputFile, StorageError, default_io, is_remote
+from puffin_cli.storage import FileIO, InputFile, StorageError, is_remote
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -212,7 +212,7 @@ def validate_file(path: str | os.PathLike[str], *, profile: str = SPEC,
 
         return validate_paimon(name, profile=profile, max_blob_size=max_blob_size,
                                length=length, fileio=fileio)
-    run = _Validation(name, max_blob_size, fileio or default_io(), length)
+    run = _Validation(name, max_blob_size, fileio or FileIO(), length)
     try:
         run.run()
         findings = apply_profile(profile, run.findings, run.metadata)
@@ -265,7 +265,7 @@ def validate_files(paths: Sequence[str], *, profile: str = SPEC,
                    progress: Progress | None = None) -> list[FileReport]:
     """:func:`validate_file` of each path, in order, ``progress`` told after each; objects in
     a store are validated :data:`CONCURRENT_OBJECTS` at a time (local files one by one)."""
-    fileio = fileio or default_io()
+    fileio = fileio or FileIO()
 
     def one(path: str) -> FileReport:
         return validate_file(path, profile=profile, max_blob_size=max_blob_size, fileio=fileio)

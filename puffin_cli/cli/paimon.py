@@ -135,4 +135,6 @@ def entry_rows(entries: tuple[str, ...], entries_from: str | None) -> list[str |
 
 def write_blob(output: str, rows: list[str | pb.Marker], *, force: bool) -> pb.BlobWriteResult:
     """``puffin write OUT.blob --entry ...``."""
-    return pb.write_blob_file(output, rows, overwrite=force)
+    from puffin_cli.storage import default_io
+
+    return pb.write_blob_file(output, rows, overwrite=force, fileio=default_io())

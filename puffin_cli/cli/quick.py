@@ -26,9 +26,11 @@ def run_inspect(locations: list[str], *, as_json: bool, decode: bool,
     the exit status (1 when a file, a blob or the table could not be read)."""
     from puffin_cli.analysis.inspection import inspect_files
     from puffin_cli.render.output import emit
+    from puffin_cli.storage import default_io
 
     report = inspect_files(locations, decode=decode, limit=limit, max_blob_size=max_blob_size,
-                           footer_size=footer_size, table=table, catalog=catalog)
+                           footer_size=footer_size, table=table, catalog=catalog,
+                           fileio=default_io())
     if as_json:
         emit("inspect", report)
     else:

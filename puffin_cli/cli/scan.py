@@ -98,6 +98,7 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
     from puffin_cli.cli.validate import expand
     from puffin_cli.render.progress import ProgressDisplay
     from puffin_cli.spark.scan import scan as run_scan
+    from puffin_cli.storage import default_io
 
     if as_json and github:
         raise click.UsageError("--json and --github exclude each other")
@@ -108,7 +109,7 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
         if files_from:
             raise click.UsageError("--catalog scans the catalog's tables; --files-from "
                                    "names files, give one or the other")
-        tables = catalog_puffin_files(catalog, paths)
+        tables = catalog_puffin_files(catalog, paths, default_io())
         found = {path: t.fileio for t in tables for path in (*t.referenced, *t.orphans)}
         files, fileios = list(found), list(found.values())
     else:
@@ -128,7 +129,8 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
         result = run_scan(files, master=master, profile=profile, max_blob_size=max_blob_size,
                           output=output, output_format=output_format or "jsonl", force=force,
                           use_spark=spark, spark_conf=spark_conf, quiet_spark=not debug,
-                          fileios=fileios, strict=strict, progress=display.advance)
+                          fileio=default_io(), fileios=fileios, strict=strict,
+                          progress=display.advance)
     if tables is not None:
         result = replace(result, catalog=catalog, tables=len(tables),
                          orphans=tuple(path for t in tables for path in t.orphans))

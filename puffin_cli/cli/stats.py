@@ -71,6 +71,7 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
       puffin stats compute --catalog prod sales.orders --commit
     """
     from puffin_cli.spark.stats import compute_table_stats
+    from puffin_cli.storage import default_io
 
     debug = settings(ctx).debug
     from puffin_cli.render.progress import ProgressDisplay
@@ -81,7 +82,7 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
             master=master,
             spark_conf=spark_conf, uuid_as_string=uuid_hash == "text", commit=commit,
             relocate=relocate, quiet_spark=not debug, on_phase=display.phase,
-            progress=display.advance)
+            progress=display.advance, fileio=default_io())
     if as_json:
         emit(ctx, result)
     elif not quiet:

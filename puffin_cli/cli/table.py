@@ -72,6 +72,7 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
     """
     from puffin_cli.analysis.table.walk import TableWalk, analyze_path, table_paths
     from puffin_cli.render.progress import ProgressDisplay
+    from puffin_cli.storage import default_io
 
     if snapshot_id is not None and all_snapshots:
         raise click.UsageError("--snapshot and --all-snapshots exclude each other")
@@ -81,6 +82,7 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
         raise click.UsageError(f"{' and '.join(chosen)} exclude each other")
     if limit is None and all_snapshots:
         limit = 0
+    fileio = default_io()
     with ProgressDisplay(not quiet) as display:
         display.phase("reading snapshots")
         if as_jsonl:
@@ -88,13 +90,13 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
 
             walks = (TableWalk(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
                                relocate=relocate, validate=not no_validate, limit=0,
-                               catalog=catalog, max_blob_size=max_blob_size)
-                     for t in table_paths(path, catalog))
+                               catalog=catalog, fileio=fileio, max_blob_size=max_blob_size)
+                     for t in table_paths(path, catalog, fileio))
             failed = write_jsonl(walks, sys.stdout, display.advance, strict=strict)
         else:
             report = analyze_path(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
                                   relocate=relocate, validate=not no_validate, limit=limit,
-                                  progress=display.advance, catalog=catalog,
+                                  progress=display.advance, catalog=catalog, fileio=fileio,
                                   max_blob_size=max_blob_size)
             failed = report.failed(strict)
     if as_json and not as_jsonl:

@@ -123,8 +123,9 @@ def _table_ids(table: str | None, snapshot_id: int | None, sequence_number: int 
     if table is None:
         return None, theta_ids
     from puffin_cli.analysis.table.loading import Table
+    from puffin_cli.storage import default_io
 
-    loaded = Table.load(table)
+    loaded = Table.load(table, fileio=default_io())
     claimed = snapshot_id != NO_SNAPSHOT
     snapshot = loaded.snapshot(snapshot_id if claimed else None)
     ids = loaded.field_names(None if snapshot is None else snapshot.snapshot_id).ids()

@@ -31,7 +31,7 @@ from puffin_cli.format.spec import (
     MAGIC_LENGTH,
     MIN_FILE_LENGTH,
 )
-from puffin_cli.storage import FileIO, InputFile, default_io
+from puffin_cli.storage import FileIO, InputFile
 
 
 @dataclass(frozen=True)
@@ -164,7 +164,7 @@ class PuffinReader:
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE, length: int | None = None,
                  fileio: FileIO | None = None) -> None:
         self.path = os.fspath(location)
-        self._file = (fileio or default_io()).new_input(location, length=length)
+        self._file = (fileio or FileIO()).new_input(location, length=length)
         self._footer_size = footer_size
         self.max_blob_size = max_blob_size
         self._footer: FooterInfo | None = None

@@ -25,7 +25,7 @@ from puffin_cli.format.spec import (
     FOOTER_OVERHEAD,
     MAGIC,
 )
-from puffin_cli.storage import FileIO, OutputStream, default_io
+from puffin_cli.storage import FileIO, OutputStream
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class PuffinWriter:
         if created_by is not None and CREATED_BY not in self._properties:
             self._properties[CREATED_BY] = created_by
         self._compress_footer = compress_footer
-        self._out: OutputStream = (fileio or default_io()).new_output(self.target).create(
+        self._out: OutputStream = (fileio or FileIO()).new_output(self.target).create(
             overwrite)
         self._out.write(MAGIC)
         self._position = len(MAGIC)

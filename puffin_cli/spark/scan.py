@@ -117,16 +117,14 @@ def summarize(tally: Tally, output: str | None, output_format: str | None,
 
 
 def write_records(records: Sequence[dict[str, Any]], output: str, output_format: str,
-                  force: bool = False) -> None:
+                  fileio: FileIO, force: bool = False) -> None:
     """JSON lines (one file report per line) or Parquet (one row per file, findings a list of
     structs), published only when complete (an existing output is replaced only with
     ``force``)."""
     import json
 
-    from puffin_cli.storage import default_io
-
     try:
-        with default_io().new_output(output).create(overwrite=force) as out:
+        with fileio.new_output(output).create(overwrite=force) as out:
             if output_format == "jsonl":
                 for record in records:
                     # a lone surrogate (a file name that is not UTF-8) is written as its JSON escape
@@ -164,24 +162,27 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
          max_blob_size: int, output: str | None = None, output_format: str = "jsonl",
          use_spark: bool = True, spark_conf: dict[str, str] | None = None,
          quiet_spark: bool = True, force: bool = False,
+         fileio: FileIO | None = None,
          fileios: Sequence[FileIO] | None = None, strict: bool = False,
          progress: Progress | None = None) -> ScanResult:
     """Validate ``paths`` (on Spark executors with ``use_spark``, else in this process).
     ``fileios`` gives each path its storage configuration (one per path: the FileIO of its
-    table, for a catalog scan); by default the process's. ``progress`` is told (files done,
-    files) in this process, (Spark tasks done, tasks) on Spark."""
-    from puffin_cli.storage import default_io
+    table, for a catalog scan); by default ``fileio`` (the CLI's; else one configured by the
+    environment), which also writes ``output``. ``progress`` is told (files done, files) in
+    this process, (Spark tasks done, tasks) on Spark."""
+    from puffin_cli.storage import FileIO
 
+    fileio = fileio or FileIO()
     start = time.monotonic()
     keep = output is not None
     distinct: dict[tuple[tuple[str, str], ...], int] = {}
     configs: list[FileIO] = []
     items = []
-    for path, fileio in zip(paths, fileios or [default_io()] * len(paths), strict=True):
-        key = tuple(sorted(fileio.properties.items()))
+    for path, its_io in zip(paths, fileios or [fileio] * len(paths), strict=True):
+        key = tuple(sorted(its_io.properties.items()))
         if key not in distinct:
             distinct[key] = len(configs)
-            configs.append(fileio)
+            configs.append(its_io)
         items.append((path, distinct[key]))
     tally = Tally()
     if use_spark:
@@ -203,6 +204,6 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
                                    progress):
             tally.merge(part)
     if output is not None:
-        write_records(tally.records, output, output_format, force)
+        write_records(tally.records, output, output_format, fileio, force)
     return summarize(tally, output, output_format if output else None,
                      time.monotonic() - start, strict)

@@ -34,7 +34,7 @@ from puffin_cli.blobs.theta import MAX_THETA, CompactTheta, ThetaAccumulator
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.spec import CODEC_ZSTD, NDV_PROPERTY, THETA_BLOB_TYPE
 from puffin_cli.format.writer import PuffinWriter
-from puffin_cli.storage import join
+from puffin_cli.storage import FileIO, join
 
 if TYPE_CHECKING:
     pass
@@ -77,10 +77,9 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True
         return Sketches(tuple(u.result() for u in unions), 0)
     ship_package(spark)
     sc = spark.sparkContext
-    fileio = plan.table.fileio  # the driver's storage configuration, for the executors
     results = run_with_progress(
         spark, lambda: sc.parallelize(specs, len(specs)).map(
-            lambda spec: run_task(spec, fileio)).collect(), progress, "puffin stats compute")
+            run_task).collect(), progress, "puffin stats compute")
     for result in results:
         if isinstance(result, TaskFailure):
             raise result.error()
@@ -124,9 +123,11 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
                         quiet_spark: bool = True,
                         on_phase: Callable[[str], None] | None = None,
                         progress: Progress | None = None,
-                        catalog: str | None = None) -> StatsResult:
+                        catalog: str | None = None,
+                        fileio: FileIO | None = None) -> StatsResult:
     """Plan, sketch, write the statistics file and (with ``commit``) register it. With
-    ``catalog``, ``table`` is a table identifier there, and the commit goes through it."""
+    ``catalog``, ``table`` is a table identifier there, and the commit goes through it. The
+    table is read with ``fileio`` (the CLI's) and its own FileIO properties on top."""
     from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
     from puffin_cli.analysis.table.loading import Table
     from puffin_cli.spark.session import get_session
@@ -134,7 +135,7 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
     start = time.monotonic()
     phase = on_phase or (lambda _text: None)
     phase("reading table metadata")
-    loaded = Table.load(table, relocate=relocate, catalog=catalog)
+    loaded = Table.load(table, fileio=fileio, relocate=relocate, catalog=catalog)
     snapshot = stats_snapshot(loaded, snapshot_id)
     plan = plan_snapshot(loaded, snapshot, columns)
     if not plan.columns:

@@ -24,6 +24,7 @@ Row positions are positions in the whole file.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,7 @@ from puffin_cli.analysis.stats.files import (
     PositionDeleteFile,
 )
 from puffin_cli.format.errors import PuffinError
-from puffin_cli.storage import StorageError, default_io
+from puffin_cli.storage import FileIO, StorageError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,7 +58,9 @@ WHOLE_FILE = 1 << 62  # a split length that covers any file
 @dataclass(frozen=True)
 class SliceSpec:
     """One split of a data file: ``location`` as the manifest names it (position delete rows
-    name it so), ``local`` the path to open, the byte range ``[start, start + length)``."""
+    name it so), ``local`` the path to open, the byte range ``[start, start + length)``;
+    ``fileio`` is its table's, which opens the file and its delete files (on an executor
+    too: it pickles as its properties)."""
 
     location: str
     local: str
@@ -70,6 +73,8 @@ class SliceSpec:
     equality_deletes: tuple[EqualityDeleteFile, ...] = ()
     name_mapping: NameMapping | None = None  # the table's, for files without field IDs
     constants: tuple[tuple[int, Any], ...] = ()  # identity partition values by field ID
+    fileio: FileIO = dataclasses.field(default_factory=FileIO, kw_only=True, compare=False,
+                                       repr=False)
 
 
 def read_error(path: str, fmt: str, exc: Exception) -> PuffinError:
@@ -81,8 +86,8 @@ def read_error(path: str, fmt: str, exc: Exception) -> PuffinError:
     return PuffinError(f"cannot read the {fmt} file: {exc}", code="stats.read", path=path)
 
 
-def _size(location: str) -> int:
-    with default_io().new_input(location) as source:
+def _size(fileio: FileIO, location: str) -> int:
+    with fileio.new_input(location) as source:
         return source.size
 
 
@@ -141,7 +146,7 @@ def _parquet_batches(s: SliceSpec, columns: Sequence[Column], whole: bool
                      ) -> Iterator[tuple[int, int, dict[int, Any]]]:
     import pyarrow.parquet as pq
 
-    pf = pq.ParquetFile(default_io().open_reader(s.local))
+    pf = pq.ParquetFile(s.fileio.open_reader(s.local))
     schema = pf.schema_arrow
     if _has_parquet_ids(schema):
         present = _parquet_ids(schema)
@@ -204,7 +209,7 @@ def _orc_batches(s: SliceSpec, columns: Sequence[Column], whole: bool
                  ) -> Iterator[tuple[int, int, dict[int, Any]]]:
     import pyarrow.orc as po
 
-    orc = po.ORCFile(default_io().open_reader(s.local))
+    orc = po.ORCFile(s.fileio.open_reader(s.local))
     found = orc_field_names(orc.schema, s.local)
     if found is None:  # no iceberg.id attribute in the file
         names = _mapped(s, columns, orc.schema.names)
@@ -265,7 +270,7 @@ def _avro_batches(s: SliceSpec, columns: Sequence[Column], whole: bool
     import fastavro
     import pyarrow as pa
 
-    with default_io().open_reader(s.local) as source:
+    with s.fileio.open_reader(s.local) as source:
         blocks = fastavro.block_reader(source)
         writer = blocks.writer_schema
         fields = [f for f in (writer.get("fields", []) if isinstance(writer, dict) else [])
@@ -321,7 +326,7 @@ def read_batches(s: SliceSpec, columns: Sequence[Column]
                           path=s.local)
     try:
         whole = s.start <= 0 and (s.start + s.length >= WHOLE_FILE
-                                  or s.start + s.length >= _size(s.local))
+                                  or s.start + s.length >= _size(s.fileio, s.local))
         yield from reader(s, columns, whole)
     except StorageError as exc:
         raise read_error(s.local, s.file_format, exc) from None

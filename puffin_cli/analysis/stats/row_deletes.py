@@ -20,7 +20,7 @@ from puffin_cli.analysis.stats.files import (
 )
 from puffin_cli.blobs.arrow_values import SerializedColumn, serialize_column
 from puffin_cli.format.errors import PuffinError
-from puffin_cli.storage import StorageError, default_io
+from puffin_cli.storage import FileIO, StorageError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,12 +31,12 @@ if TYPE_CHECKING:
 
 
 
-def _dv_positions(dv: DeletionVectorRef) -> Int64Array:
+def _dv_positions(fileio: FileIO, dv: DeletionVectorRef) -> Int64Array:
     import numpy as np
 
     from puffin_cli.blobs.deletion_vector import decode_deletion_vector, iter_position_chunks
     try:
-        with default_io().new_input(dv.puffin_local) as source:
+        with fileio.new_input(dv.puffin_local) as source:
             data = source.read(dv.offset, dv.length)
         decoded = decode_deletion_vector(data, dv.offset)
     except PuffinError as exc:
@@ -45,7 +45,7 @@ def _dv_positions(dv: DeletionVectorRef) -> Int64Array:
     return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, np.int64)
 
 
-def _read_position_deletes(d: PositionDeleteFile) -> Any:
+def _read_position_deletes(fileio: FileIO, d: PositionDeleteFile) -> Any:
     """The (file_path, pos) rows of a position delete file, as an Arrow table."""
     import pyarrow as pa
 
@@ -53,17 +53,17 @@ def _read_position_deletes(d: PositionDeleteFile) -> Any:
         if d.file_format == "parquet":
             import pyarrow.parquet as pq
 
-            with default_io().open_reader(d.local) as handle:
+            with fileio.open_reader(d.local) as handle:
                 table = pq.read_table(handle, columns=["file_path", "pos"])
         elif d.file_format == "orc":
             import pyarrow.orc as po
 
-            with default_io().open_reader(d.local) as handle:
+            with fileio.open_reader(d.local) as handle:
                 table = po.read_table(handle, columns=["file_path", "pos"])
         elif d.file_format == "avro":
             import fastavro
 
-            with default_io().open_stream(d.local) as source:
+            with fileio.open_stream(d.local) as source:
                 records: list[Any] = [(r["file_path"], r["pos"])  # type: ignore[index,call-overload]
                                       for r in fastavro.reader(source)]
             table = pa.table({"file_path": pa.array([r[0] for r in records], pa.string()),
@@ -82,7 +82,8 @@ def _read_position_deletes(d: PositionDeleteFile) -> Any:
 
 
 class RowDeletes:
-    """The deletes of a task, each delete file read once."""
+    """The deletes of a task, each delete file read once, with the FileIO of the slice that
+    needs it (its table's)."""
 
     def __init__(self) -> None:
         self._position_files: dict[str, Any] = {}
@@ -92,27 +93,29 @@ class RowDeletes:
         """Sorted distinct deleted positions of the slice's file."""
         import numpy as np
 
-        parts = [self._position_file(d, s.location) for d in s.position_deletes]
+        parts = [self._position_file(s.fileio, d, s.location) for d in s.position_deletes]
         if s.deletion_vector is not None:
-            parts.append(_dv_positions(s.deletion_vector))
+            parts.append(_dv_positions(s.fileio, s.deletion_vector))
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 
-    def _position_file(self, d: PositionDeleteFile, location: str) -> Int64Array:
+    def _position_file(self, fileio: FileIO, d: PositionDeleteFile, location: str
+                       ) -> Int64Array:
         """The positions a position delete file holds for one data file (a partition-scoped
         file holds those of several: it is read once per task)."""
         import numpy as np
         import pyarrow.compute as pc
 
         if d.local not in self._position_files:
-            self._position_files[d.local] = _read_position_deletes(d)
+            self._position_files[d.local] = _read_position_deletes(fileio, d)
         table = self._position_files[d.local]
         mine = table.filter(pc.equal(table["file_path"], location))
         positions: Int64Array = mine["pos"].to_numpy().astype(np.int64)
         return positions
 
-    def equality_keys(self, d: EqualityDeleteFile) -> Any:
+    def equality_keys(self, d: EqualityDeleteFile, fileio: FileIO) -> Any:
         if d.location not in self._keys:
-            spec = SliceSpec(d.location, d.local, d.file_format, 0, WHOLE_FILE)
+            spec = SliceSpec(d.location, d.local, d.file_format, 0, WHOLE_FILE,
+                             fileio=fileio)
             tables = [_key_table(d.columns, columns, rows)
                       for _, rows, columns in read_batches(spec, d.columns)]
             if tables:

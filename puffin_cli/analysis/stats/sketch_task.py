@@ -26,7 +26,6 @@ from puffin_cli.analysis.stats.row_deletes import RowDeletes, equality_keep
 from puffin_cli.blobs.arrow_values import SerializedColumn, serialize_column
 from puffin_cli.blobs.theta import AlphaSketch, CompactTheta
 from puffin_cli.format.errors import PuffinError
-from puffin_cli.storage import FileIO, configure
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -62,7 +61,8 @@ def task_specs(plan: StatsPlan, groups: Sequence[TaskGroup], *,
         split_offsets=split.file.split_offsets, deletion_vector=split.file.deletion_vector,
         position_deletes=split.file.position_deletes,
         equality_deletes=split.file.equality_deletes, name_mapping=plan.name_mapping,
-        constants=split.file.constants) for split in group.splits), plan.columns, uuid_as_string)
+        constants=split.file.constants, fileio=plan.table.fileio) for split in group.splits),
+        plan.columns, uuid_as_string)
         for group in groups]
 
 
@@ -138,7 +138,7 @@ def sketch_task(spec: TaskSpec) -> TaskResult:
     live = 0
     for s in spec.slices:
         deleted = deletes.positions(s)
-        equality = [(d, deletes.equality_keys(d)) for d in s.equality_deletes]
+        equality = [(d, deletes.equality_keys(d, s.fileio)) for d in s.equality_deletes]
         equality = [(d, k) for d, k in equality if k is not None]
         reading: dict[int, Column] = {}
         for c in [*spec.columns, *(c for d, _ in equality for c in d.columns)]:
@@ -165,14 +165,12 @@ def sketch_task(spec: TaskSpec) -> TaskResult:
     return TaskResult(live, tuple(s.result() for s in sketches))
 
 
-def run_task(spec: TaskSpec, fileio: FileIO | None = None) -> TaskResult | TaskFailure:
+def run_task(spec: TaskSpec) -> TaskResult | TaskFailure:
     """:func:`sketch_task` as a Spark task runs it: a bad or missing file comes back as a
     value, so that the driver reports it as one line (an exception would reach the driver as
-    the worker's traceback, after Spark retried the task in vain). ``fileio`` is the driver's
-    storage configuration, shipped with the task: the executor reads the data, delete and
-    Puffin files itself with it."""
-    if fileio is not None:
-        configure(fileio.properties)
+    the worker's traceback, after Spark retried the task in vain). Each slice carries its
+    table's FileIO, shipped with the task: the executor reads the data, delete and Puffin
+    files itself with it."""
     try:
         return sketch_task(spec)
     except PuffinError as exc:

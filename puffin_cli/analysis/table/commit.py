@@ -42,7 +42,7 @@ from puffin_cli.analysis.table.metadata import (
 )
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.numbers import decimal_int
-from puffin_cli.storage import FileIO, StorageError, default_io, join, name_of
+from puffin_cli.storage import FileIO, StorageError, join, name_of
 
 DEFAULT_MAX_ATTEMPTS = 10
 PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
@@ -91,7 +91,7 @@ def _version_path(metadata_dir: str, version: int, fileio: FileIO) -> str | None
 def latest_version(metadata_dir: str | os.PathLike[str], fileio: FileIO | None = None
                    ) -> tuple[int, str]:
     """(N, location of v<N>) for the newest published version (see the module docstring)."""
-    fileio = fileio or default_io()
+    fileio = fileio or FileIO()
     metadata_dir = os.fspath(metadata_dir)
     found = fileio.stat(metadata_dir)
     versions = hadoop_versions(metadata_dir, fileio) if found and found.kind == "dir" else {}
@@ -113,7 +113,7 @@ def _update_hint(metadata_dir: str | os.PathLike[str], version: int,
                  fileio: FileIO | None = None) -> None:
     """Point the hint at the newest version (at least ``version``), never backwards; puffin
     writers serialize this step on a lock file so a slower one cannot roll the hint back."""
-    fileio = fileio or default_io()
+    fileio = fileio or FileIO()
     metadata_dir = os.fspath(metadata_dir)
     with fileio.lock(join(metadata_dir, ".puffin-version-hint.lock")):
         newest = max(version, latest_version(metadata_dir, fileio)[0])
@@ -130,7 +130,7 @@ def commit(table_dir: str | os.PathLike[str],
            fileio: FileIO | None = None) -> tuple[int, str, int]:
     """Apply ``change(base_metadata_json, base_location)`` and publish the result as the
     next version; (version, file, attempts). ``change`` gets a deep copy to modify."""
-    fileio = fileio or default_io()
+    fileio = fileio or FileIO()
     metadata_dir = join(os.fspath(table_dir), METADATA_DIR)
     for attempt in range(1, max_attempts + 1):
         version, base_path = latest_version(metadata_dir, fileio)

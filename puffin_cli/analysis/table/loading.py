@@ -4,8 +4,11 @@ chosen and a field ID named.
 
 - Loading: a table directory or a metadata JSON file (the current metadata file of a directory
   is found by :func:`~.metadata.current_metadata_file`); a catalog resolves a table to its
-  metadata location and FileIO properties and passes both here (``io_properties``), which the
-  storage layer takes to open the locations the metadata holds.
+  metadata location and FileIO properties and passes both here (``io_properties``).
+- Storage: :attr:`Table.fileio`, built once at load from the caller's FileIO (the CLI's
+  ``--io``) and the table's own properties, opens every location the table holds (metadata,
+  manifests, data, delete and Puffin files), so that tables loaded in one process with
+  different (vended) credentials are each read with their own.
 - Locations: :attr:`Table.mapper` maps the metadata's locations onto local paths
   (``--relocate FROM=TO``, and the table's own ``location`` onto the directory it was found in).
 - Snapshots: :meth:`Table.snapshot` (one by ID, or the current one), :meth:`Table.snapshots`.
@@ -37,7 +40,7 @@ from puffin_cli.analysis.table.metadata import (
 )
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
-from puffin_cli.storage import FileIO, default_io, is_remote, join
+from puffin_cli.storage import FileIO, is_remote, join
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.catalog import CatalogTable
@@ -55,13 +58,13 @@ class Table:
     metadata_file: str
     table_dir: str
     mapper: PathMapper
-    io_properties: Mapping[str, str] = field(default_factory=dict)
+    fileio: FileIO
     _names: dict[int, FieldNames] = field(default_factory=dict, repr=False)
     manifest_reader: ManifestReader | None = field(default=None, repr=False)
     catalog_table: CatalogTable | None = None  # for a table named in a catalog
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *,
+    def load(cls, path: str | os.PathLike[str], *, fileio: FileIO | None = None,
              relocate: list[tuple[str, str]] | None = None,
              io_properties: Mapping[str, str] | None = None,
              catalog: str | None = None,
@@ -69,18 +72,21 @@ class Table:
         """The table at ``path`` (a table directory or a metadata JSON file); with
         ``catalog``, table ``path`` (``namespace.table``) of that catalog
         (:mod:`puffin_cli.analysis.catalog`): its current metadata file, read with the FileIO
-        properties the catalog gives for it, and commits go through the catalog.
-        ``max_blob_size`` bounds the metadata file (``--max-blob-size``)."""
+        properties the catalog gives for it, and commits go through the catalog. The table's
+        FileIO is ``fileio`` (the CLI's, with ``--io``; by default one configured by the
+        environment alone) with ``io_properties`` on top. ``max_blob_size`` bounds the
+        metadata file (``--max-blob-size``)."""
         if catalog is not None:
             from puffin_cli.analysis.catalog import load_table
 
             named = load_table(catalog, os.fspath(path))
-            table = cls.load(normalize_location(named.metadata_location), relocate=relocate,
+            table = cls.load(normalize_location(named.metadata_location), fileio=fileio,
+                             relocate=relocate,
                              io_properties={**named.io_properties, **(io_properties or {})},
                              max_blob_size=max_blob_size)
             table.catalog_table = named
             return table
-        fileio = default_io().with_properties(io_properties or {})
+        fileio = (fileio or FileIO()).with_properties(io_properties or {})
         target = os.fspath(path)
         found = fileio.stat(target)
         if found is None or (found.kind == "dir" and not is_table_dir(target, fileio)):
@@ -91,13 +97,7 @@ class Table:
         metadata_file, table_dir = resolve_metadata_path(target, fileio)
         metadata = load_metadata(metadata_file, fileio, limit=max_blob_size)
         return cls(metadata, metadata_file, table_dir,
-                   default_mapper(metadata, table_dir, relocate), dict(io_properties or {}))
-
-    @property
-    def fileio(self) -> FileIO:
-        """The storage configuration of the table's files: the process's (``--io``) with the
-        catalog's FileIO properties for this table on top."""
-        return default_io().with_properties(self.io_properties)
+                   default_mapper(metadata, table_dir, relocate, fileio), fileio)
 
     # snapshots ------------------------------------------------------------------------------
 

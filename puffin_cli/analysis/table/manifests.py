@@ -24,7 +24,7 @@ from puffin_cli.analysis.table.metadata import PathMapper, Snapshot, normalize_l
 from puffin_cli.format.errors import ErrorKind, PuffinError
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.typed import Obj, is_int
-from puffin_cli.storage import FileIO, StorageError, default_io
+from puffin_cli.storage import FileIO, StorageError
 
 CONTENT_DATA = 0
 CONTENT_POSITION_DELETES = 1
@@ -91,7 +91,7 @@ class ManifestReader:
 
     def __init__(self, mapper: PathMapper, fileio: FileIO | None = None) -> None:
         self.mapper = mapper
-        self.fileio = fileio or default_io()
+        self.fileio = fileio or FileIO()
         self.files_opened = 0
         self._count = threading.Lock()
 

@@ -29,7 +29,7 @@ from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.format.typed import Obj
-from puffin_cli.storage import FileInfo, FileIO, default_io, is_remote, join, name_of, parent
+from puffin_cli.storage import FileInfo, FileIO, is_remote, join, name_of, parent
 
 METADATA_DIR = "metadata"
 VERSION_HINT = "version-hint.text"
@@ -182,14 +182,14 @@ def _version_files(metadata_dir: str, fileio: FileIO
 
 def hadoop_versions(metadata_dir: str, fileio: FileIO | None = None) -> dict[int, str]:
     """Version N -> ``v<N>.metadata.json`` (or a gzip spelling) in ``metadata_dir``."""
-    found = _version_files(metadata_dir, fileio or default_io())[0]
+    found = _version_files(metadata_dir, fileio or FileIO())[0]
     return {version: entry.location for version, entry in found.items()}
 
 
 def version_hint(metadata_dir: str, fileio: FileIO | None = None) -> int | None:
     """The version ``metadata/version-hint.text`` names; ``None`` without a readable one."""
     try:
-        raw = (fileio or default_io()).read_all(join(metadata_dir, VERSION_HINT), 4096)
+        raw = (fileio or FileIO()).read_all(join(metadata_dir, VERSION_HINT), 4096)
     except PuffinError:
         return None
     text = raw.decode("utf-8", errors="replace").strip()
@@ -198,7 +198,7 @@ def version_hint(metadata_dir: str, fileio: FileIO | None = None) -> int | None:
 
 def current_metadata_file(table_dir: str, fileio: FileIO | None = None) -> str:
     """The current metadata JSON of a table directory (see the module docstring)."""
-    fileio = fileio or default_io()
+    fileio = fileio or FileIO()
     metadata_dir = join(table_dir, METADATA_DIR)
     found = fileio.stat(metadata_dir)
     if found is None or found.kind != "dir":
@@ -219,7 +219,7 @@ def current_metadata_file(table_dir: str, fileio: FileIO | None = None) -> str:
 
 
 def is_table_dir(path: str | os.PathLike[str], fileio: FileIO | None = None) -> bool:
-    fileio = fileio or default_io()
+    fileio = fileio or FileIO()
     metadata_dir = join(os.fspath(path), METADATA_DIR)
     found = fileio.stat(metadata_dir)
     if found is None or found.kind != "dir":
@@ -230,7 +230,7 @@ def is_table_dir(path: str | os.PathLike[str], fileio: FileIO | None = None) -> 
 
 def find_tables(warehouse: str | os.PathLike[str], fileio: FileIO | None = None) -> list[str]:
     """Every table directory under ``warehouse`` (not descending into a table once found)."""
-    fileio = fileio or default_io()
+    fileio = fileio or FileIO()
     found: list[str] = []
     pending = [os.fspath(warehouse)]
     while pending:
@@ -329,7 +329,7 @@ def load_metadata(path: str | os.PathLike[str], fileio: FileIO | None = None, *,
     """Read one metadata JSON file (format version 1, 2 or 3), at most ``limit`` bytes
     (``--max-blob-size``); every field read has its type checked."""
     name = os.fspath(path)
-    obj = Obj(_read_json(name, fileio or default_io(), limit), "table metadata", path=name,
+    obj = Obj(_read_json(name, fileio or FileIO(), limit), "table metadata", path=name,
               code="table.metadata")
     version = obj.integer("format-version")
     if version not in (1, 2, 3):
@@ -371,7 +371,7 @@ def load_metadata(path: str | os.PathLike[str], fileio: FileIO | None = None, *,
 def resolve_metadata_path(path: str | os.PathLike[str], fileio: FileIO | None = None
                           ) -> tuple[str, str]:
     """(metadata file, table directory) for a table directory or a metadata JSON file."""
-    fileio = fileio or default_io()
+    fileio = fileio or FileIO()
     text = os.fspath(path)
     found = fileio.stat(text)
     if found is not None and found.kind != "dir":
@@ -382,7 +382,7 @@ def resolve_metadata_path(path: str | os.PathLike[str], fileio: FileIO | None = 
 
 
 def default_mapper(metadata: TableMetadata, table_dir: str | os.PathLike[str],
-                   rules: list[tuple[str, str]] | None = None) -> PathMapper:
+                   rules: list[tuple[str, str]] | None, fileio: FileIO) -> PathMapper:
     """``rules`` first; then, unless a rule covers it, the table's ``location`` onto
     ``table_dir`` when that location is not the directory the metadata was found in (the table
     was moved or copied, or lives on object storage under another name)."""
@@ -399,7 +399,7 @@ def default_mapper(metadata: TableMetadata, table_dir: str | os.PathLike[str],
     in_table = name_of(found_in) == METADATA_DIR and \
         os.path.realpath(parent(found_in)) == os.path.realpath(found_dir)
     local = os.path.realpath(found_dir)
-    here_found = None if is_remote(here) else default_io().stat(here)
+    here_found = None if is_remote(here) else fileio.stat(here)
     if here_found is None or here_found.kind != "dir" or \
             (in_table and os.path.realpath(here) != local):
         mapper.add(metadata.location, local)

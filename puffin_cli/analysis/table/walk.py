@@ -42,7 +42,7 @@ from puffin_cli.format.findings import (
     Severity,
 )
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
-from puffin_cli.storage import default_io
+from puffin_cli.storage import FileIO
 
 # (snapshots done, snapshots in all): called after each snapshot of a table.
 Progress = Callable[[int, int], None]
@@ -192,9 +192,9 @@ class TableWalk:
     def __init__(self, path: str | os.PathLike[str], *, snapshot_id: int | None = None,
                  all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
                  validate: bool = True, limit: int | None = None,
-                 catalog: str | None = None,
+                 catalog: str | None = None, fileio: FileIO | None = None,
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> None:
-        self.table = Table.load(path, relocate=relocate, catalog=catalog,
+        self.table = Table.load(path, fileio=fileio, relocate=relocate, catalog=catalog,
                                 max_blob_size=max_blob_size)
         self.checks = TableChecks(self.table, validate, max_blob_size)
         self.selected = _select(self.table, snapshot_id, all_snapshots)
@@ -266,32 +266,34 @@ def analyze_table(path: str | os.PathLike[str], *, snapshot_id: int | None = Non
                   all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
                   validate: bool = True, limit: int | None = None,
                   progress: Progress | None = None, catalog: str | None = None,
+                  fileio: FileIO | None = None,
                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> TableReport:
     """Analyze one table (its directory or a metadata JSON file; with ``catalog``, its
     identifier there); each snapshot lists at most ``limit`` deletion vectors (all for
     ``None``); ``max_blob_size`` bounds every file and blob read (``--max-blob-size``)."""
     walk = TableWalk(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
                      relocate=relocate, validate=validate, limit=limit, catalog=catalog,
-                     max_blob_size=max_blob_size)
+                     fileio=fileio, max_blob_size=max_blob_size)
     for _done in walk.snapshots(progress):
         pass
     return walk.finish()
 
 
-def table_paths(path: str | os.PathLike[str], catalog: str | None = None
-                ) -> list[str | os.PathLike[str]]:
+def table_paths(path: str | os.PathLike[str], catalog: str | None = None,
+                fileio: FileIO | None = None) -> list[str | os.PathLike[str]]:
     """The tables at ``path`` (a location): a table directory, a metadata JSON file, or a
     warehouse (every table under it); with ``catalog``, ``path`` is one table's identifier
     there."""
     if catalog is not None:
         return [path]
     target = os.fspath(path)
-    found = default_io().stat(target)
+    fileio = fileio or FileIO()
+    found = fileio.stat(target)
     if found is None:
         raise PuffinError("no such file or directory", code="table.not-found", path=target)
-    if found.kind != "dir" or is_table_dir(target):
+    if found.kind != "dir" or is_table_dir(target, fileio):
         return [target]
-    tables = find_tables(target)
+    tables = find_tables(target, fileio)
     if not tables:
         raise PuffinError("no Iceberg table found (no directory with metadata/*.metadata"
                           ".json)", code="table.not-found", path=str(path))
@@ -302,11 +304,12 @@ def analyze_path(path: str | os.PathLike[str], *, snapshot_id: int | None = None
                  all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
                  validate: bool = True, limit: int | None = None,
                  progress: Progress | None = None, catalog: str | None = None,
+                 fileio: FileIO | None = None,
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> TablesReport:
     """A table directory, a metadata JSON file, or a warehouse (every table under it); with
     ``catalog``, a table identifier there."""
     return TablesReport(tuple(
         analyze_table(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
                       relocate=relocate, validate=validate, limit=limit, progress=progress,
-                      catalog=catalog, max_blob_size=max_blob_size)
-        for t in table_paths(path, catalog)))
+                      catalog=catalog, fileio=fileio, max_blob_size=max_blob_size)
+        for t in table_paths(path, catalog, fileio)))

@@ -28,7 +28,7 @@ from puffin_cli.format.paimon_blob.spec import (
     VECTOR_DECODE_BYTES,
     VERSION,
 )
-from puffin_cli.storage import FileIO, default_io
+from puffin_cli.storage import FileIO
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ class PaimonBlobReader:
 
     def __init__(self, location: str | os.PathLike[str], *, memory_limit: int,
                  fileio: FileIO | None = None, length: int | None = None) -> None:
-        self.source = (fileio or default_io()).new_input(location, length=length)
+        self.source = (fileio or FileIO()).new_input(location, length=length)
         self.path = self.source.name
         try:
             self.index = self._read_index(memory_limit)
@@ -301,7 +301,7 @@ def is_paimon_blob(location: str | os.PathLike[str], fileio: FileIO | None = Non
     if name.endswith(SUFFIX):
         return True
     try:
-        with (fileio or default_io()).new_input(location) as source:
+        with (fileio or FileIO()).new_input(location) as source:
             tail = source.read_tail(TRAILER_SIZE)
             if source.size < TRAILER_SIZE:
                 return False

@@ -21,7 +21,7 @@ from puffin_cli.format.paimon_blob.spec import (
     TRAILER_SIZE,
     VERSION,
 )
-from puffin_cli.storage import StorageError, default_io
+from puffin_cli.storage import FileIO, StorageError
 
 
 class BlobFileEncoder:
@@ -85,11 +85,11 @@ class BlobWriteResult:
     index_length: int
 
 
-def _entry_chunks(path: str, chunk: int = CHUNK) -> Iterator[bytes]:
+def _entry_chunks(fileio: FileIO, path: str, chunk: int = CHUNK) -> Iterator[bytes]:
     """The bytes of the regular file ``path``, in chunks (a FIFO or device is refused before
     it is read, so that it cannot block or stream without end)."""
     try:
-        with default_io().new_input(path) as source:
+        with fileio.new_input(path) as source:
             yield from source.stream(chunk=chunk)
     except StorageError as exc:
         raise PuffinError(f"cannot read entry: {exc.message}", code="write.entry",
@@ -97,15 +97,17 @@ def _entry_chunks(path: str, chunk: int = CHUNK) -> Iterator[bytes]:
 
 
 def write_blob_file(target: str | os.PathLike[str], rows: Iterable[str | Marker], *,
-                    overwrite: bool = False) -> BlobWriteResult:
+                    overwrite: bool = False, fileio: FileIO | None = None) -> BlobWriteResult:
     """Write a Paimon BLOB file whose rows are the bytes of the files named by ``rows``
     (a :class:`Marker` for a null or placeholder row), byte for byte as pypaimon's
     ``BlobFormatWriter`` would. Entries are streamed; the file is written beside ``target``
     and moved into place when complete (never replacing an existing file unless
-    ``overwrite``)."""
+    ``overwrite``). ``fileio`` (by default one configured by the environment) reads the
+    entries and writes the file."""
     name = os.fspath(target)
+    fileio = fileio or FileIO()
     try:
-        with default_io().new_output(name).create(overwrite) as out:
+        with fileio.new_output(name).create(overwrite) as out:
             encoder = BlobFileEncoder(cast(BinaryIO, out))  # write() is all it uses
             for source in rows:
                 if source is Marker.NULL:
@@ -113,7 +115,7 @@ def write_blob_file(target: str | os.PathLike[str], rows: Iterable[str | Marker]
                 elif source is Marker.PLACEHOLDER:
                     encoder.add_placeholder()
                 else:
-                    encoder.add(_entry_chunks(source))
+                    encoder.add(_entry_chunks(fileio, source))
             size = encoder.finish()
     except OSError as exc:
         raise PuffinError(f"cannot write: {exc.strerror}", code="write.io", path=name) from None
