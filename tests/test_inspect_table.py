@@ -16,7 +16,7 @@ from test_cli_inspect import inspect_json, run
 
 from puffin_cli.analysis.table import loading as table_loading
 from puffin_cli.analysis.table import metadata as table_metadata
-from puffin_cli.analysis.table.fields import FieldNames
+from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import current_metadata_file
 from puffin_cli.cli.main import main
 from puffin_cli.format.spec import ROW_POSITION_FIELD_ID, THETA_BLOB_TYPE
@@ -47,7 +47,7 @@ def test_a_renamed_column_keeps_its_name_at_the_blobs_snapshot(
     table = table_dir(spark_tables, "stats_v2")
     # Field 2 was renamed after the statistics were computed: the current schema says
     # customer_name, the statistics' snapshot (and Iceberg Java) say name.
-    assert FieldNames.from_metadata(table).name(2) == "customer_name"
+    assert Table.load(table).field_names(None).name(2) == "customer_name"
     parent = next(s["parent-id"] for s in oracle["snapshots"]
                   if s["snapshot-id"] == oracle["current-snapshot-id"])
     entry = next(e for e in oracle["statistics"] if e["snapshot-id"] == parent)
@@ -229,4 +229,4 @@ def test_current_snapshot_renamed_later_shows_the_name_at_that_snapshot(
     stats = _stats_file(tmp_path / "s.puffin", [([2], _NEW)])
     (report,) = inspect_json("--no-decode", "--table", str(table), str(stats))["files"]
     assert report["blobs"][0]["columns"] == ["customer_id"]
-    assert FieldNames.from_metadata(table).name(2) == "buyer"
+    assert Table.load(table).field_names(None).name(2) == "buyer"

@@ -551,3 +551,58 @@ def test_inspect_with_a_table_in_an_object_store(tree: Path, env: dict[str, str]
     assert remote_doc == local_doc
     assert {c for f in json.loads(remote.stdout)["files"] for b in f["blobs"]
             for c in b["columns"]} == {"_pos"}
+
+
+def _io(endpoint: str) -> dict[str, str]:
+    from s3server import ACCESS_KEY, REGION, SECRET_KEY
+
+    return {"s3.endpoint": endpoint, "s3.access-key-id": ACCESS_KEY,
+            "s3.secret-access-key": SECRET_KEY, "s3.region": REGION}
+
+
+def _read_every_dv(table: Any) -> int:
+    """Read each DV of every snapshot of ``table`` as ``stats compute``'s tasks do (through
+    a slice spec carrying the table's FileIO); the number of deleted positions read."""
+    from puffin_cli.analysis.stats.data_files import SliceSpec
+    from puffin_cli.analysis.stats.files import DeletionVectorRef
+    from puffin_cli.analysis.stats.row_deletes import RowDeletes
+
+    deleted = 0
+    for snapshot in table.snapshots():
+        for manifest in table.manifests.manifest_files(snapshot):
+            for entry in table.manifests.live_files(manifest):
+                if not entry.is_dv:
+                    continue
+                assert entry.content_offset is not None and entry.content_size is not None
+                ref = DeletionVectorRef(entry.referenced_data_file or "", entry.path,
+                                        entry.content_offset, entry.content_size,
+                                        entry.record_count)
+                data_file = entry.referenced_data_file or ""
+                spec = SliceSpec(data_file, data_file, "parquet", 0, 0, deletion_vector=ref,
+                                 fileio=table.fileio)
+                deleted += len(RowDeletes().positions(spec))
+    return deleted
+
+
+def test_two_tables_in_one_process_are_each_read_with_their_own_fileio(
+        tree: Path, s3_server: S3Server, tmp_path: Path) -> None:
+    """Two tables loaded with different FileIO properties (here: endpoints, one through the
+    counting proxy) are each read, metadata to deletion vectors, with their own: no request
+    of the direct table goes through the proxy, and all of the proxied table's do."""
+    from puffin_cli.analysis.table.loading import Table
+
+    direct_at, _ = _table_in_store(s3_server, tmp_path / "a", "io/direct", snapshots=2,
+                                   carry=False)
+    proxied_at, _ = _table_in_store(s3_server, tmp_path / "b", "io/proxied", snapshots=2,
+                                    carry=False)
+    s3_server.proxy.reset()
+    direct = Table.load(direct_at, io_properties=_io(s3_server.endpoint))
+    assert direct.fileio is direct.fileio  # built once, with its client cache
+    assert _read_every_dv(direct) > 0
+    assert s3_server.proxy.requests == []
+    proxied = Table.load(proxied_at, io_properties=_io(s3_server.proxy_endpoint))
+    assert _read_every_dv(proxied) > 0
+    assert _read_every_dv(direct) > 0  # still its own, after the other table's
+    paths = [request.path for request in s3_server.proxy.requests]
+    assert any(".puffin" in path for path in paths)
+    assert all("io/proxied" in path or "io%2Fproxied" in path for path in paths), paths

@@ -17,6 +17,7 @@ from tables.synthetic import TableBuilder, dv_table
 
 from puffin_cli.analysis import dv_containers
 from puffin_cli.analysis.table.fields import FieldNames
+from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import (
     PathMapper,
     current_metadata_file,
@@ -138,7 +139,7 @@ def test_v1_inline_manifests(tmp_path: Path) -> None:
 
 def test_field_names(tmp_path: Path) -> None:
     root = _table(tmp_path)
-    names = FieldNames.from_metadata(root)
+    names = Table.load(root).field_names(None)
     assert [names.name(i) for i in (1, 2, 3, 4, 2147483645, 77)] == \
         ["id", "customer", "customer.name", "part", "_pos", None]
     nested = FieldNames({"schema-id": 5, "fields": [

@@ -8,14 +8,13 @@ metadata columns (``_pos`` = 2147483645, ...) are known too.
 Which schema: the current schema (what engines use to read the current snapshot), or the schema
 a given snapshot was written with (its ``schema-id``) for an older snapshot.
 
-    names = FieldNames.from_metadata("warehouse/db/orders", snapshot_id=None)
+    names = Table.load("warehouse/db/orders").field_names(snapshot_id=None)  # loading.py
     names.name(3)   # "customer_id"
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 # Iceberg's reserved metadata columns (MetadataColumns in Iceberg Java).
@@ -77,14 +76,6 @@ class FieldNames:
         self.schema_id = schema_id if schema_id is not None else schema.get("schema-id")
         self._fields: dict[int, Field] = {}
         _index(schema.get("fields") or [], "", self._fields)
-
-    @classmethod
-    def from_metadata(cls, path: str | Path, snapshot_id: int | None = None) -> FieldNames:
-        """The schema of a table (directory or metadata JSON file) that ``snapshot_id`` was
-        written with; the current schema for no snapshot or one the table does not have."""
-        from puffin_cli.analysis.table.loading import Table
-
-        return Table.load(path).field_names(snapshot_id)
 
     def field(self, field_id: int) -> Field | None:
         return self._fields.get(field_id)
