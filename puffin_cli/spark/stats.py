@@ -26,7 +26,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from puffin_cli.analysis.stats.plan import StatsPlan
 from puffin_cli.analysis.stats.result import ColumnStats, StatsResult
@@ -35,9 +35,6 @@ from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.spec import CODEC_ZSTD, NDV_PROPERTY, THETA_BLOB_TYPE
 from puffin_cli.format.writer import PuffinWriter
 from puffin_cli.storage import FileIO, join
-
-if TYPE_CHECKING:
-    pass
 
 Progress = Callable[[int, int], None]  # (completed tasks, total tasks)
 

@@ -26,7 +26,6 @@ import uuid
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
 from puffin_cli.blobs.iceberg_values.types import (
     SECONDS_PER_DAY,
@@ -38,11 +37,6 @@ from puffin_cli.blobs.iceberg_values.types import (
     check_int,
 )
 from puffin_cli.format.errors import PuffinError
-
-if TYPE_CHECKING:
-    pass
-
-
 
 # ASCII digits (``\\d`` would take any script's) and no more than ``int`` takes quietly.
 _INTEGER = re.compile(r"[+-]?[0-9]{1,40}")

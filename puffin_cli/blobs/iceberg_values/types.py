@@ -17,14 +17,8 @@ import re
 import uuid
 from dataclasses import dataclass
 from decimal import Context, Decimal
-from typing import TYPE_CHECKING
 
 from puffin_cli.format.errors import PuffinError
-
-if TYPE_CHECKING:
-    pass
-
-
 
 IcebergValue = bool | int | float | Decimal | str | uuid.UUID | bytes
 
