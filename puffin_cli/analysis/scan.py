@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from puffin_cli.analysis.validate import FileReport
+from puffin_cli.analysis.file_report import FileReport
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import TextIO
 
 from rich.console import Console
 
-from puffin_cli.render.output import is_terminal
+from puffin_cli.render.jsonout import is_terminal
 
 # The width of drawings (a bar, a density strip) in lines that are not fitted.
 DEFAULT_WIDTH = 80

@@ -18,6 +18,14 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
+
+def is_terminal(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal: a document is indented there (and a console fits its
+    lines and draws live progress there, render/console.py)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty())
+
+
 # The version of each command's document: it grows when a key is removed or renamed or a
 # value changes meaning (adding keys does not change it). docs/json.md documents each.
 SCHEMA_VERSIONS = {

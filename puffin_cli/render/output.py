@@ -27,13 +27,8 @@ def emit(command: str, result: Any, view: HumanView | None = None, *,
     one as ``command``'s JSON document (indented on a terminal, one line otherwise)."""
     stream = sys.stdout if out is None else out
     if view is None:
-        jsonout.write(jsonout.document(command, result), stream, indent=is_terminal(stream))
+        jsonout.write(jsonout.document(command, result), stream, indent=jsonout.is_terminal(stream))
         return
     from puffin_cli.render.console import console
 
     view(result, console(stream, color=color))
-
-
-def is_terminal(stream: TextIO) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty is not None and isatty())
