@@ -53,15 +53,20 @@ class SparkEnv:
             "spark.driver.host": "127.0.0.1",
         }
 
-    def run(self, script: Path, *args: str, timeout: float = 900) -> str:
-        """Run a Python script in the Spark venv; return stdout, raise with stderr's tail."""
+    def environ(self) -> dict[str, str]:
+        """The environment a script in the Spark venv runs with (this venv's PySpark, not
+        another installation's; Spark on the loopback address)."""
         env = dict(os.environ, PYSPARK_PYTHON=str(self.python), SPARK_LOCAL_IP="127.0.0.1")
         env.pop("SPARK_HOME", None)
+        return env
+
+    def run(self, script: Path, *args: str, timeout: float = 900) -> str:
+        """Run a Python script in the Spark venv; return stdout, raise with stderr's tail."""
         proc = subprocess.run(
             [str(self.python), str(script), *args],
             capture_output=True,
             text=True,
-            env=env,
+            env=self.environ(),
             timeout=timeout,
             check=False,
         )
