@@ -62,7 +62,17 @@ def test_a_copy_is_a_table_of_its_own_that_java_reads_as_the_original(
         assert path.is_dir() or b"/broken-tables/" not in path.read_bytes(), path
     report = java_judge.reads(table.root)
     assert report["location"] == str(table.root)
-    assert report == table.java
+    assert _stable(report) == _stable(table.java)
+
+
+def _stable(report: dict[str, Any]) -> dict[str, Any]:
+    """The report without the order in which Java names two DVs of one data file (it
+    varies from run to run)."""
+    out = dict(report)
+    for key in ("planning-error", "read-error"):
+        if out[key] is not None:
+            out[key] = out[key].split(": DV{")[0]
+    return out
 
 
 def test_two_live_dvs_for_one_data_file_fail_every_java_read(broken_table: Make) -> None:
@@ -70,6 +80,8 @@ def test_two_live_dvs_for_one_data_file_fail_every_java_read(broken_table: Make)
     built, java = table.built, table.java
     assert "Can't index multiple DVs for " + built["duplicated"] in java["planning-error"]
     assert "Can't index multiple DVs" in java["read-error"] and java["rows"] is None
+    for dv in built["dvs"]:  # Java names both
+        assert f"location={dv['path']}, offset={dv['offset']}" in java["planning-error"]
     first, second = built["dvs"]
     assert first["path"] != second["path"]
     assert built["shared-with"]  # the first Puffin file holds other data files' DVs too
@@ -104,7 +116,7 @@ def test_bare_dv_blobs_read_in_java_but_not_as_puffin_nor_in_pyiceberg(
         _pyiceberg_ids(table)
     code, doc = _table(table)
     found = _findings(doc, "table.dv.container")
-    assert sorted(f["files"][1]["path"] for f in found) == sorted(b["path"] for b in built["bare"])
+    assert sorted(f["path"] for f in found) == sorted(b["path"] for b in built["bare"])
     assert all(f["detail"] == {"kind": "container", "container": "bare-dv", "problem": None}
                for f in found)
     # only info today (issue 20 makes it an error); nothing else is wrong
@@ -126,7 +138,8 @@ def test_a_dv_naming_a_moved_data_file_loses_deletes_in_pyiceberg_only(
     code, doc = _table(table)
     assert code == 1
     found = _findings(doc, "table.dv.referenced-file")
-    assert sorted(f["files"][0]["path"] for f in found) == sorted(moved_files)
+    assert sorted(next(r["path"] for r in f["files"] if r["content"] == "data")
+                  for f in found) == sorted(moved_files)
     for f in found:
         detail = f["detail"]
         assert (detail["key"], detail["source"]) == ("referenced_data_file", "blob")

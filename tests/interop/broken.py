@@ -1,9 +1,10 @@
 """Broken tables made by Iceberg Java (spark_scripts/broken_tables.py: what each holds), fresh
 copies of them for a test, and the judge of what Iceberg Java reads (interop/judge.py).
 
-Fixtures (``from interop.broken import broken_table_fixture, java_judge_fixture  # noqa:
-F401`` in a test module):
+Fixtures (in a test module: ``from interop.broken import broken_table_fixture,
+broken_tables_fixture, java_judge_fixture  # noqa: F401``):
 
+- ``broken_tables`` (session): the directory of the built tables (:func:`built_tables`).
 - ``broken_table`` (per test): ``broken_table(name) -> BrokenTable``, a fresh copy of table
   ``name`` (one of :data:`NAMES`) under the test's ``tmp_path``; the test may change it.
 - ``java_judge`` (session): :class:`interop.judge.JavaJudge`; ``java_judge.reads(dir)``.
@@ -11,9 +12,10 @@ F401`` in a test module):
 The tables are built once per version of the build script (cached like tests/tables, keyed by
 the script's hash). A copy is a table of its own: its location, and every path in its metadata
 JSON, manifest lists, manifests and Puffin footers, names the copy (the build pads the
-original's path so that the copy's path can have the same length, and Avro blocks and Puffin
-footers keep their lengths). Files keep the build's modification times, except the orphans of
-``orphans``, which get their recorded ages relative to the time of the copy.
+original's path so that the copy's path can have the same length: each string in an Avro
+record or a Puffin footer keeps its length). Files keep the build's modification times,
+except the orphans of ``orphans``, which get their recorded ages relative to the time of the
+copy.
 """
 
 from __future__ import annotations
