@@ -151,13 +151,19 @@ def dup_dv(spark: SparkSession) -> dict[str, Any]:
             "expected-ids": expected}
 
 
-def bare_dv(spark: SparkSession) -> dict[str, Any]:
-    t = three_files(spark, "bare_dv")
+def with_dvs(spark: SparkSession, name: str) -> tuple[list[str], Any, dict[str, Any]]:
+    """Table ``name`` of three data files after ``DELETE ... WHERE id % 7 = 0``: its data
+    files, Iceberg's Table, and the DV of each data file."""
+    t = three_files(spark, name)
     files = data_files(spark, t)
     spark.sql(f"DELETE FROM {t} WHERE id % 7 = 0")
-    table = load_table(spark, "bare_dv")
+    table = load_table(spark, name)
+    return files, table, planned_dvs(table)
+
+
+def bare_dv(spark: SparkSession) -> dict[str, Any]:
+    files, table, dvs = with_dvs(spark, "bare_dv")
     jvm: Any = spark._jvm  # type: ignore[attr-defined]
-    dvs = planned_dvs(table)
     removed, added, bare = [], [], []
     for index, data_file in enumerate(files[:2]):
         old = dvs[data_file]
@@ -179,12 +185,8 @@ def bare_dv(spark: SparkSession) -> dict[str, Any]:
 
 
 def moved_dv(spark: SparkSession) -> dict[str, Any]:
-    t = three_files(spark, "moved_dv")
-    files = data_files(spark, t)
-    spark.sql(f"DELETE FROM {t} WHERE id % 7 = 0")
-    table = load_table(spark, "moved_dv")
+    files, table, dvs = with_dvs(spark, "moved_dv")
     jvm: Any = spark._jvm  # type: ignore[attr-defined]
-    dvs = planned_dvs(table)
     source = dvs[files[0]].location()
     old = [dv for dv in dvs.values() if dv.location() == source]
     puffin = jvm.org.apache.iceberg.puffin
