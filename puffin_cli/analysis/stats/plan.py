@@ -38,6 +38,7 @@ from puffin_cli.analysis.stats.files import (
     primitive_type,
     top_level_fields,
 )
+from puffin_cli.analysis.stats.manifest_order import planning_order
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.manifests import (
     CONTENT_EQUALITY_DELETES,
@@ -176,7 +177,7 @@ def plan_snapshot(table: Table, snapshot: Snapshot, columns: list[str] | None) -
     schema_id, chosen, skipped = select_columns(metadata, snapshot, columns)
     files = snapshot_files(table.manifests, snapshot)
     data: list[DataFile] = []
-    for entry in files.data_files.values():
+    for entry in planning_order(files.data_files.values()):
         fmt = entry.file_format.lower()
         if fmt not in DATA_FORMATS:
             raise PuffinError(f"{entry.path}: data file format {entry.file_format} is not "

@@ -23,9 +23,9 @@ files, in which order. Pure Python, a replay of Iceberg 1.10.2's Spark 3.5 scan
 5. **Merging** (``TableScanUtil.mergeTasks``): within a group, a split that continues the
    previous one (same file, starting where it ends) is merged into it.
 
-Splits come in the snapshot's manifest order (:func:`.plan.plan_snapshot`),
-the order Iceberg's ``planFiles`` yields them when the snapshot has one data manifest (with
-several, Iceberg reads manifests in parallel and its own order varies from run to run).
+Splits come in the plan's order (:func:`.plan.plan_snapshot`): the order Iceberg's
+``planFiles`` yields the files, its data manifests in a Java hash set's order
+(:mod:`.manifest_order`).
 """
 
 from __future__ import annotations
