@@ -23,6 +23,9 @@ whose iteration order is fixed by the elements' hash codes and the insertion ord
   than 64 buckets (``treeifyBin``; a resize keeps the relative order within each bucket), else
   becomes a tree, whose order this module does not replay (9 manifests in one bucket of a set
   of at least 48: not met by chance).
+
+Delete manifests do not change the order: the delete files attached to a data file only add
+to its weight (:mod:`.task_groups`).
 """
 
 from __future__ import annotations
