@@ -181,7 +181,7 @@ def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str |
                  write_document=lambda result, out: _write_document(ctx, result, out))
         return
     try:
-        opened = PuffinReader(file, max_blob_size=max_blob_size)
+        opened = PuffinReader(file, max_blob_size=max_blob_size, fileio=default_io())
     except PuffinError as exc:
         exc.message += directory_hint(file)
         raise

@@ -113,6 +113,7 @@ def validate(ctx: click.Context, paths: tuple[str, ...], path_options: tuple[str
     """
     from puffin_cli.analysis.validate import ValidationRun, validate_files
     from puffin_cli.render.progress import ProgressDisplay
+    from puffin_cli.storage import default_io
 
     if as_json and github:
         raise click.UsageError("--json and --github exclude each other")
@@ -121,12 +122,13 @@ def validate(ctx: click.Context, paths: tuple[str, ...], path_options: tuple[str
         raise click.UsageError("give at least one PATH (a file, directory or glob pattern)")
     with ProgressDisplay(not quiet) as display:
         display.phase("finding Puffin files")
-        files = expand(names)
+        fileio = default_io()
+        files = expand(names, fileio)
         if not files:
             raise click.UsageError(f"no Puffin files found in {', '.join(names)}")
         display.phase("validating")
         reports = validate_files(files, profile=profile, max_blob_size=max_blob_size,
-                                 progress=display.advance)
+                                 fileio=fileio, progress=display.advance)
     run = ValidationRun.of(reports, profile=profile, strict=strict)
     if as_json:
         emit(ctx, run)

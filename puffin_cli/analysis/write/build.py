@@ -174,7 +174,8 @@ def build_blob(spec: BlobSpec, where: str = "blob",
     (``--max-blob-size``) bounds what any source may hold in memory."""
     source = spec.source
     if isinstance(source, CopiedBlob):
-        with PuffinReader(source.path, max_blob_size=max_blob_size) as reader:
+        with PuffinReader(source.path, max_blob_size=max_blob_size,
+                          fileio=default_io()) as reader:
             meta = reader.blob(source.index)
             stored = reader.read_raw(meta)
         return BuiltBlob(meta.type, meta.fields, meta.snapshot_id, meta.sequence_number,
@@ -219,7 +220,7 @@ def write_plan(plan: WritePlan, output: str, *, overwrite: bool = False,
     written: list[WrittenBlob] = []
     with PuffinWriter(output, properties=plan.properties, created_by=plan.created_by,
                       compress_footer=plan.footer_compression == CODEC_LZ4,
-                      overwrite=overwrite) as writer:
+                      overwrite=overwrite, fileio=default_io()) as writer:
         for index, spec in enumerate(plan.blobs):
             built = build_blob(spec, f"blob {index}", max_blob_size)
             add = writer.add_stored_blob if built.stored else writer.add_blob
