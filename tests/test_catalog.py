@@ -20,8 +20,10 @@ from test_stats_spark import SCRIPT as STATS_SCRIPT
 from test_stats_spark import iceberg_statistics, read_blobs
 
 from puffin_cli.analysis import catalog as catalogs
-from puffin_cli.analysis.table.commit import StatisticsFileEntry
+from puffin_cli.analysis.table.commit import commit_statistics
+from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import current_metadata_file
+from puffin_cli.analysis.table.updates import StatisticsFileEntry
 from puffin_cli.cli.main import cli
 from puffin_cli.format.errors import PuffinError
 
@@ -228,7 +230,7 @@ def test_concurrent_commit_keeps_both_changes(catalog: Any,
             return commit_table(self, *args, **kwargs)
 
         monkeypatch.setattr(RestCatalog, "commit_table", racing_commit)
-    result = catalogs.commit_statistics("test", "db.events", entry)
+    result = commit_statistics(Table.load("db.events", catalog="test"), entry)
     assert raced and result.attempts == (2 if isinstance(catalog, SqlCatalog) else 1)
     final = catalog.load_table("db.events")
     assert local_path(final.metadata_location) == local_path(result.metadata_file)
@@ -239,8 +241,6 @@ def test_concurrent_commit_keeps_both_changes(catalog: Any,
 def test_rest_catalog_vends_its_fileio_properties(rest_catalog: Any) -> None:
     """The FileIO properties a REST catalog sends with a table (credentials, endpoints) are
     what the storage layer reads that table's files with."""
-    from puffin_cli.analysis.table.loading import Table
-
     assert catalogs.load_table("test", "db.events").io_properties[VENDED[0]] == VENDED[1]
     table = Table.load("db.events", catalog="test")
     assert table.fileio.properties[VENDED[0]] == VENDED[1]
@@ -248,8 +248,8 @@ def test_rest_catalog_vends_its_fileio_properties(rest_catalog: Any) -> None:
 
 def test_commit_refuses_an_expired_snapshot(catalog: Any) -> None:
     entry = StatisticsFileEntry.for_blobs(1234, "file:///x.stats", 10, 4, [])
-    with pytest.raises(PuffinError, match="no longer has snapshot 1234"):
-        catalogs.commit_statistics("test", "db.events", entry)
+    with pytest.raises(PuffinError, match="snapshot 1234 is no longer in the table"):
+        commit_statistics(Table.load("db.events", catalog="test"), entry)
 
 
 def register_spark_table(catalog: Any, name: str, tmp_path: Path) -> Path:

@@ -1,4 +1,6 @@
-"""The file-system table commit protocol (analysis.table.commit), on hand-built tables."""
+"""The one commit path (analysis.table.commit) on file-system tables, hand-built: the
+create-only protocol, the retry loop that builds again on the new version, and the cleanup of
+files written for a commit that failed."""
 
 from __future__ import annotations
 
@@ -12,14 +14,17 @@ from typing import Any
 import pytest
 
 from puffin_cli.analysis.table import commit as commit_mod
-from puffin_cli.analysis.table.commit import (
+from puffin_cli.analysis.table.commit import commit, require_snapshot, table_requirements
+from puffin_cli.analysis.table.loading import Table
+from puffin_cli.analysis.table.metadata import current_metadata_file, current_version, load_metadata
+from puffin_cli.analysis.table.updates import (
+    CommitResult,
+    SetStatistics,
     StatisticsFileEntry,
-    commit,
-    commit_statistics,
-    latest_version,
+    TableChange,
 )
-from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.storage import FileIO
 
 SNAPSHOTS = [101, 102, 103, 104, 105, 106]
 
@@ -45,6 +50,11 @@ def make_table(root: Path, *, hint: int | None = 1, versions: int = 1) -> Path:
     if hint is not None:
         (table / "metadata" / "version-hint.text").write_text(f"{hint}\n")
     return table
+
+
+def commit_statistics(table: Path | str, stats: StatisticsFileEntry,
+                      max_attempts: int = commit_mod.DEFAULT_MAX_ATTEMPTS) -> CommitResult:
+    return commit_mod.commit_statistics(Table.load(table), stats, max_attempts=max_attempts)
 
 
 def entry(snapshot_id: int, name: str = "s.stats") -> StatisticsFileEntry:
@@ -95,7 +105,9 @@ def test_commit_replaces_older_statistics_of_the_same_snapshot(tmp_path: Path) -
 
 def test_stale_hint_is_followed_forward(tmp_path: Path) -> None:
     table = make_table(tmp_path, hint=1, versions=3)
-    assert latest_version(table / "metadata")[0] == 3
+    assert current_version(str(table / "metadata"))[0] == 3  # type: ignore[index]
+    # the reader follows the same rule: the hint, then forward while v<N+1> exists
+    assert current_metadata_file(str(table)) == str(table / "metadata" / "v3.metadata.json")
     assert commit_statistics(table, entry(101)).version == 4
     assert (table / "metadata" / "version-hint.text").read_text() == "4\n"
 
@@ -108,50 +120,81 @@ def test_missing_hint_uses_highest_version(tmp_path: Path) -> None:
 def test_a_newer_hint_is_not_rolled_back(tmp_path: Path) -> None:
     table = make_table(tmp_path, versions=3)
     (table / "metadata" / "version-hint.text").write_text("3\n")
-    commit_mod._update_hint(table / "metadata", 2)
+    commit_mod.update_hint(str(table / "metadata"), 2, FileIO())
     assert (table / "metadata" / "version-hint.text").read_text() == "3\n"
     (table / "metadata" / "version-hint.text").write_text("1\n")
-    commit_mod._update_hint(table / "metadata", 2)  # v3 exists: the hint names it
+    commit_mod.update_hint(str(table / "metadata"), 2, FileIO())  # v3 exists: the hint names it
     assert (table / "metadata" / "version-hint.text").read_text() == "3\n"
 
 
-def test_conflict_retries_on_a_fresh_read(tmp_path: Path) -> None:
+def _written(table: Path, name: str) -> str:
+    path = table / "metadata" / name
+    path.write_bytes(b"a manifest")
+    return str(path)
+
+
+def test_conflict_builds_again_on_the_new_version(tmp_path: Path) -> None:
+    """Another writer publishes v2 between our build and our publish: the build runs again on
+    v2, the file our first build wrote is removed, and both changes are in v3."""
     table = make_table(tmp_path)
     seen: list[int] = []
 
-    def change(metadata: dict[str, Any], previous: str) -> dict[str, Any]:
-        seen.append(len(metadata["statistics"]))
+    def build(base: Table) -> TableChange:
+        seen.append(len(base.metadata.statistics))
+        written = _written(table, f"m{len(seen)}.avro")
         if len(seen) == 1:  # another writer publishes v2 while we prepare ours
             commit_statistics(table, entry(101, "other.stats"))
-        metadata["statistics"].append(entry(102).to_json())
-        return metadata
+        return TableChange(table_requirements(base), (SetStatistics(entry(102)),), (written,))
 
-    version, path, attempts = commit(table, change)
-    assert (version, Path(path).name, attempts) == (3, "v3.metadata.json", 2)
+    result = commit(Table.load(table), build)
+    assert (result.version, Path(result.metadata_file).name, result.attempts) == \
+        (3, "v3.metadata.json", 2)
     assert seen == [0, 1]  # the retry started from the other writer's v2
     assert [s["snapshot-id"] for s in raw(table, 3)["statistics"]] == [101, 102]
     assert [s["snapshot-id"] for s in raw(table, 2)["statistics"]] == [101]
+    assert not (table / "metadata" / "m1.avro").exists()  # the failed attempt's file
+    assert (table / "metadata" / "m2.avro").exists()  # the committed attempt's file
 
 
 def test_gives_up_after_max_attempts_without_overwriting(tmp_path: Path) -> None:
     table = make_table(tmp_path)
+    before = _written(table, "s.stats")  # written before the commit, for it
 
-    def change(metadata: dict[str, Any], previous: str) -> dict[str, Any]:
+    def build(base: Table) -> TableChange:
+        written = _written(table, f"m{len(base.metadata.statistics)}.avro")
         commit_statistics(table, entry(101, "competitor.stats"))
-        return metadata
+        return TableChange(table_requirements(base), (SetStatistics(entry(102)),), (written,))
 
     with pytest.raises(PuffinError) as caught:
-        commit(table, change, max_attempts=3)
+        commit(Table.load(table), build, max_attempts=3, written=[before])
     assert caught.value.code == "commit.conflict"
     assert str(caught.value) == (f"{table / 'metadata'}: gave up after 3 attempts: other "
                                  "writers committed a new metadata version each time; nothing "
                                  "was changed")
-    # The competitor's three versions are intact; nothing of ours was published.
+    # The competitor's three versions are intact; nothing of ours was published, and every
+    # file written for our commit is gone.
     assert sorted(digests(table)) == [f"v{i}.metadata.json" for i in (1, 2, 3, 4)]
     for version in (2, 3, 4):
         assert [s["statistics-path"] for s in raw(table, version)["statistics"]] == \
             ["/x/competitor.stats"]
-    assert not [p for p in (table / "metadata").iterdir() if p.name.endswith(".tmp")]
+    assert not [p for p in (table / "metadata").iterdir()
+                if p.name.endswith((".tmp", ".avro", ".stats"))]
+
+
+def test_a_build_that_fails_removes_what_was_written(tmp_path: Path) -> None:
+    table = make_table(tmp_path)
+    before = _written(table, "s.stats")
+
+    def build(base: Table) -> TableChange:
+        _written(table, "m.avro")
+        require_snapshot(base, 999, "the delete files")
+        raise AssertionError("not reached")
+
+    with pytest.raises(PuffinError, match="snapshot 999 is no longer in the table"):
+        commit(Table.load(table), build, written=[before])
+    assert not (table / "metadata" / "s.stats").exists()
+    assert sorted(p.name for p in (table / "metadata").iterdir()) == \
+        ["m.avro", "v1.metadata.json", "version-hint.text"]  # not named in a TableChange
 
 
 def test_snapshot_gone_fails_clearly(tmp_path: Path) -> None:
@@ -165,10 +208,9 @@ def test_snapshot_gone_fails_clearly(tmp_path: Path) -> None:
 
 
 def test_metastore_named_table_is_refused(tmp_path: Path) -> None:
-    table = tmp_path / "t"
-    (table / "metadata").mkdir(parents=True)
-    (table / "metadata" / "00001-9c1b7f3e-0000-4000-8000-000000000001.metadata.json") \
-        .write_text("{}")
+    table = make_table(tmp_path, hint=None)
+    (table / "metadata" / "v1.metadata.json").rename(
+        table / "metadata" / "00001-9c1b7f3e-0000-4000-8000-000000000001.metadata.json")
     with pytest.raises(PuffinError) as caught:
         commit_statistics(table, entry(101))
     assert caught.value.code == "commit.not-file-system-table"

@@ -131,14 +131,6 @@ def test_the_graph_holds_known_edges_at_their_level() -> None:
     assert ("puffin_cli.format.reader", "puffin_cli.format.errors", True) in edges
 
 
-# Circles known to be under repair elsewhere (issue 18, part 1 restructures these files); each
-# is listed as its sorted files. Empty this once that work is merged: any circle not listed
-# here fails the test below, and a listed one that is gone fails it too.
-KNOWN_CIRCLES: list[list[str]] = [
-    ["puffin_cli.analysis.catalog", "puffin_cli.analysis.table.loading"],
-]
-
-
 def circles(edges: set[tuple[str, str]]) -> list[list[str]]:
     """The strongly connected groups of more than one module (Tarjan's algorithm, iterative)."""
     successors: dict[str, list[str]] = {}
@@ -195,7 +187,7 @@ def test_no_circle_between_files() -> None:
     through any chain: each file can be read (and loaded) after the files it names."""
     edges = {(i.module, i.target) for i in GRAPH
              if i.target in MODULES and i.target != i.module}
-    assert circles(edges) == KNOWN_CIRCLES
+    assert circles(edges) == []
 
 
 # The write pipeline still reads its inputs with the process's FileIO; to be threaded

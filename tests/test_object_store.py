@@ -436,19 +436,22 @@ def test_commit_to_a_table_in_an_object_store(tree: Path, s3_server: S3Server,
                                               tmp_path: Path) -> None:
     from tables.synthetic import dv_table
 
-    from puffin_cli.analysis.table.commit import StatisticsFileEntry, commit_statistics
+    from puffin_cli.analysis.table.commit import commit_statistics
+    from puffin_cli.analysis.table.loading import Table
     from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
+    from puffin_cli.analysis.table.updates import StatisticsFileEntry
     from puffin_cli.storage import FileIO
 
     location = f"s3://{BUCKET}/commits/t"
     dv_table(tmp_path / "t", snapshots=1, dvs_per_snapshot=1, carry=False,
              location=location).finish()
     _upload_tree(s3_server, tmp_path / "t", "commits/t")
-    fileio = FileIO({"s3.endpoint": s3_server.endpoint, "s3.access-key-id": "testing",
-                     "s3.secret-access-key": "testing", "s3.region": "us-east-1"})
+    properties = {"s3.endpoint": s3_server.endpoint, "s3.access-key-id": "testing",
+                  "s3.secret-access-key": "testing", "s3.region": "us-east-1"}
+    fileio = FileIO(properties)
     entry = StatisticsFileEntry.for_blobs(1001, f"{location}/metadata/s.stats", 10, 5, [])
-    first = commit_statistics(location, entry, fileio=fileio)
-    second = commit_statistics(location, entry, fileio=fileio)
+    first = commit_statistics(Table.load(location, io_properties=properties), entry)
+    second = commit_statistics(Table.load(location, io_properties=properties), entry)
     assert (first.version, second.version) == (2, 3)
     assert second.replaced == (f"{location}/metadata/s.stats",)
     current = current_metadata_file(location, fileio)
@@ -457,6 +460,66 @@ def test_commit_to_a_table_in_an_object_store(tree: Path, s3_server: S3Server,
     hint = s3_server.client().get_object(Bucket=BUCKET, Key="commits/t/metadata/"
                                          "version-hint.text")["Body"].read()
     assert hint == b"3\n"
+
+
+def test_delete_an_object(s3_server: S3Server) -> None:
+    from puffin_cli.storage import FileIO, StorageError
+
+    fileio = FileIO({"s3.endpoint": s3_server.endpoint, "s3.access-key-id": "testing",
+                     "s3.secret-access-key": "testing", "s3.region": "us-east-1"})
+    client = s3_server.client()
+    client.put_object(Bucket=BUCKET, Key="deletes/a.avro", Body=b"x")
+    client.put_object(Bucket=BUCKET, Key="deletes/b.avro", Body=b"y")
+    fileio.delete(f"s3://{BUCKET}/deletes/a.avro")
+    fileio.delete(f"s3://{BUCKET}/deletes/a.avro")  # already gone: no error
+    listed = client.list_objects_v2(Bucket=BUCKET, Prefix="deletes/")["Contents"]
+    assert [o["Key"] for o in listed] == ["deletes/b.avro"]
+    with pytest.raises(StorageError) as caught:
+        fileio.delete(f"s3://{BUCKET}/deletes/")  # a prefix is not an object
+    assert caught.value.code == "io.delete"
+
+
+def test_commit_conflict_in_an_object_store_builds_again(tree: Path, s3_server: S3Server,
+                                                         tmp_path: Path) -> None:
+    """Another writer publishes the next version between our build and our publish: the
+    create-only PUT refuses ours, the manifest our first build wrote is deleted, and the
+    second build (on the other writer's version) is committed with both changes."""
+    from tables.synthetic import dv_table
+
+    from puffin_cli.analysis.table.commit import commit, commit_statistics, table_requirements
+    from puffin_cli.analysis.table.loading import Table
+    from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
+    from puffin_cli.analysis.table.updates import SetStatistics, StatisticsFileEntry, TableChange
+
+    location = f"s3://{BUCKET}/commits/race"
+    dv_table(tmp_path / "t", snapshots=2, dvs_per_snapshot=1, carry=False,
+             location=location).finish()
+    _upload_tree(s3_server, tmp_path / "t", "commits/race")
+    properties = {"s3.endpoint": s3_server.endpoint, "s3.access-key-id": "testing",
+                  "s3.secret-access-key": "testing", "s3.region": "us-east-1"}
+    table = Table.load(location, io_properties=properties)
+    first, second = (s.snapshot_id for s in table.snapshots())
+    attempts: list[str] = []
+
+    def build(base: Table) -> TableChange:
+        manifest = f"{location}/metadata/ours-{len(attempts)}.avro"
+        with base.fileio.new_output(manifest).create() as out:
+            out.write(b"manifest bytes")
+        attempts.append(manifest)
+        if len(attempts) == 1:
+            commit_statistics(Table.load(location, io_properties=properties),
+                              StatisticsFileEntry.for_blobs(first, f"{location}/a.stats", 1, 1,
+                                                            []))
+        entry = StatisticsFileEntry.for_blobs(second, f"{location}/b.stats", 1, 1, [])
+        return TableChange(table_requirements(base), (SetStatistics(entry),), (manifest,))
+
+    result = commit(table, build)
+    assert (result.version, result.attempts) == (3, 2)
+    current = load_metadata(current_metadata_file(location, table.fileio), table.fileio)
+    assert sorted(s.snapshot_id for s in current.statistics) == sorted([first, second])
+    keys = [o["Key"] for o in s3_server.client().list_objects_v2(
+        Bucket=BUCKET, Prefix="commits/race/metadata/ours-")["Contents"]]
+    assert keys == ["commits/race/metadata/ours-1.avro"]
 
 
 def test_parquet_inputs_in_an_object_store(tree: Path, env: dict[str, str],

@@ -338,3 +338,18 @@ def test_a_name_no_file_can_have_is_one_clear_error(tmp_path: Path) -> None:
     assert (done.returncode, done.stderr) == (
         1, b"puffin: error: t\\ud800: not a usable file name (it holds a lone surrogate "
            b"character)\n")
+
+
+def test_delete_removes_a_file_and_a_missing_one_is_no_error(tmp_path: Path) -> None:
+    target = tmp_path / "m.avro"
+    target.write_bytes(b"x")
+    fileio = FileIO()
+    fileio.delete(str(target))
+    assert not target.exists()
+    fileio.delete(str(target))  # already gone: as an object store answers
+    fileio.delete(target.as_uri())  # a file: URI names the same file
+    (tmp_path / "d").mkdir()
+    with pytest.raises(StorageError) as caught:
+        fileio.delete(str(tmp_path / "d"))
+    assert caught.value.code == "io.delete"
+    assert (tmp_path / "d").is_dir()

@@ -12,32 +12,22 @@ catalog's ``config`` in its load-table answer, vended credentials included), exa
 properties pyiceberg's own FileIO would use. Everything else is read from the metadata file
 by puffin-cli's table reader, as for a table given by its location.
 
-``commit_statistics`` registers a statistics file through the catalog (pyiceberg's
-``update_statistics``): the catalog checks that the table did not change since it was loaded
-(the SQL catalog swaps the metadata location only if it is still the one read; a REST catalog
-does the same server-side), so a concurrent commit is never overwritten: on a conflict the
-table is loaded again and the update applied to the new version, a bounded number of times.
+:func:`commit_table` sends a commit (:mod:`.table.updates`) through the catalog
+(``Catalog.commit_table``): the catalog checks the requirements against the table's current
+metadata (the SQL catalog swaps the metadata location only if it is still the one it read; a
+REST catalog does the same server-side), so a concurrent commit is never overwritten; the retry
+on the new version is :mod:`.table.commit`'s.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from puffin_cli.analysis.table.commit import CommitResult, StatisticsFileEntry
-from puffin_cli.analysis.table.metadata import normalize_location
+from puffin_cli.analysis.table.updates import CommitConflict, TableChange
 from puffin_cli.format.errors import ErrorKind, PuffinError
-from puffin_cli.format.spec import PUFFIN_SUFFIXES
 
-if TYPE_CHECKING:
-    from puffin_cli.analysis.table.loading import Table
-    from puffin_cli.storage import FileIO
-
-DEFAULT_MAX_ATTEMPTS = 10
-_METASTORE_VERSION = re.compile(r"(?:^|/)(\d{1,19})-[0-9a-fA-F-]+\.metadata\.json(?:\.gz)?$",
-                                re.ASCII)
 CONFIG_HINT = ("configure it as pyiceberg does: a .pyiceberg.yaml in $PYICEBERG_HOME, ~ or "
                "the working directory, or PYICEBERG_CATALOG__{name}__URI and friends")
 
@@ -172,87 +162,26 @@ def catalog_tables(name: str, namespaces: Sequence[str] = ()) -> list[CatalogTab
     return sorted(found, key=lambda t: t.identifier)
 
 
-def commit_statistics(name: str, identifier: str, entry: StatisticsFileEntry, *,
-                      max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> CommitResult:
-    """Register ``entry`` for its snapshot in table ``identifier`` through catalog ``name``
-    (replacing any older statistics of that snapshot); retried on a concurrent commit."""
+def commit_table(name: str, identifier: str, change: TableChange) -> str:
+    """Send ``change`` (requirements and updates, converted to pyiceberg's own classes) to
+    table ``identifier`` of catalog ``name``; the new metadata location.
+    :class:`~.table.updates.CommitConflict` when the catalog refuses it because the table
+    changed: a requirement failed, or (SQL catalog) the metadata location was swapped by
+    another writer since the catalog read it."""
+    from pydantic import TypeAdapter
     from pyiceberg.exceptions import CommitFailedException
-    from pyiceberg.table.statistics import StatisticsFile
+    from pyiceberg.table.update import TableRequirement, TableUpdate
 
     catalog = load_catalog(name)
-    parts = _identifier(identifier)
-    statistics = StatisticsFile.model_validate(entry.to_json())  # the spec's JSON names
-    for attempt in range(1, max_attempts + 1):
-        table = _table(name, catalog, parts)
-        if table.metadata.snapshot_by_id(entry.snapshot_id) is None:
-            raise PuffinError(f"catalog {name}: table {identifier} no longer has snapshot "
-                              f"{entry.snapshot_id} (expired by another writer?); statistics "
-                              "not committed", code="commit.snapshot")
-        replaced = tuple(s.statistics_path for s in table.metadata.statistics
-                         if s.snapshot_id == entry.snapshot_id)
-        try:
-            with table.update_statistics() as update:
-                update.set_statistics(statistics)
-        except CommitFailedException:
-            continue  # another writer committed first: load its version and apply again
-        except Exception as exc:
-            raise _error(name, exc, f"cannot commit to {identifier}") from None
-        location = str(table.metadata_location)
-        match = _METASTORE_VERSION.search(location)
-        return CommitResult(int(match.group(1)) if match else -1, location, attempt, replaced)
-    raise PuffinError(f"catalog {name}: table {identifier} kept changing; statistics not "
-                      f"committed after {max_attempts} attempts", code="commit.conflict")
-
-
-@dataclass(frozen=True)
-class TablePuffinFiles:
-    """The Puffin files of one catalog table: those its metadata references (statistics files,
-    Puffin partition statistics, the deletion vector files of every snapshot's delete
-    manifests) and the orphans, Puffin files under its location that nothing references.
-    Locations are as the storage layer opens them."""
-
-    identifier: str
-    referenced: tuple[str, ...]
-    orphans: tuple[str, ...]
-    fileio: FileIO  # the storage configuration of the table's files
-
-
-def table_puffin_files(table: Table, identifier: str) -> TablePuffinFiles:
-    """Every Puffin file ``table`` references (each manifest read once) and the orphans."""
-    from puffin_cli.analysis.table.manifests import CONTENT_DATA
-
-    referenced: dict[str, None] = {}
-    for stats in table.metadata.statistics:
-        referenced[table.local(stats.path)] = None
-    for part in table.metadata.partition_statistics:
-        if part.path.endswith(PUFFIN_SUFFIXES):
-            referenced[table.local(part.path)] = None
-    seen: set[str] = set()
-    for snapshot in table.snapshots():
-        for manifest in table.manifests.manifest_files(snapshot):
-            if manifest.content == CONTENT_DATA or manifest.path in seen:
-                continue
-            seen.add(manifest.path)
-            for entry in table.manifests.live_files(manifest):
-                if entry.is_dv:
-                    referenced[table.local(entry.path)] = None
-    from puffin_cli.analysis.table.orphans import find_orphans
-
-    orphans = find_orphans(table.fileio, table.table_dir, referenced)
-    return TablePuffinFiles(identifier, tuple(referenced),
-                            tuple(info.location for info in orphans), table.fileio)
-
-
-def catalog_puffin_files(name: str, namespaces: Sequence[str] = (),
-                         fileio: FileIO | None = None) -> list[TablePuffinFiles]:
-    """:func:`table_puffin_files` of every table of :func:`catalog_tables`, each read with
-    ``fileio`` (the CLI's) and the catalog's properties for it on top."""
-    from puffin_cli.analysis.table.loading import Table
-
-    found = []
-    for described in catalog_tables(name, namespaces):
-        table = Table.load(normalize_location(described.metadata_location), fileio=fileio,
-                           io_properties=described.io_properties)
-        table.catalog_table = described
-        found.append(table_puffin_files(table, described.identifier))
-    return found
+    table = _table(name, catalog, _identifier(identifier))
+    requirements = TypeAdapter(tuple[TableRequirement, ...]).validate_python(
+        [r.to_json() for r in change.requirements])
+    updates = TypeAdapter(tuple[TableUpdate, ...]).validate_python(
+        [u.to_json() for u in change.updates])
+    try:
+        response = catalog.commit_table(table, requirements, updates)
+    except CommitFailedException as exc:
+        raise CommitConflict(str(exc)) from None
+    except Exception as exc:
+        raise _error(name, exc, f"cannot commit to {identifier}") from None
+    return str(response.metadata_location)

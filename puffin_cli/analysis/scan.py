@@ -1,11 +1,20 @@
 """What ``puffin scan`` reports: counts of the findings over many Puffin files, as the Spark
-pipeline (:mod:`puffin_cli.spark.scan`) or the local scan returns them."""
+pipeline (:mod:`puffin_cli.spark.scan`) or the local scan returns them, and the Puffin files
+of a catalog's tables that ``scan --catalog`` reads."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from puffin_cli.analysis.file_report import FileReport
+from puffin_cli.analysis.table.metadata import normalize_location
+from puffin_cli.format.spec import PUFFIN_SUFFIXES
+
+if TYPE_CHECKING:
+    from puffin_cli.analysis.table.loading import Table
+    from puffin_cli.storage import FileIO
 
 
 @dataclass(frozen=True)
@@ -30,3 +39,59 @@ class ScanResult:
     @property
     def failed(self) -> bool:
         return self.files_failed > 0
+
+
+@dataclass(frozen=True)
+class TablePuffinFiles:
+    """The Puffin files of one catalog table: those its metadata references (statistics files,
+    Puffin partition statistics, the deletion vector files of every snapshot's delete
+    manifests) and the orphans, Puffin files under its location that nothing references.
+    Locations are as the storage layer opens them."""
+
+    identifier: str
+    referenced: tuple[str, ...]
+    orphans: tuple[str, ...]
+    fileio: FileIO  # the storage configuration of the table's files
+
+
+def table_puffin_files(table: Table, identifier: str) -> TablePuffinFiles:
+    """Every Puffin file ``table`` references (each manifest read once) and the orphans."""
+    from puffin_cli.analysis.table.manifests import CONTENT_DATA
+
+    referenced: dict[str, None] = {}
+    for stats in table.metadata.statistics:
+        referenced[table.local(stats.path)] = None
+    for part in table.metadata.partition_statistics:
+        if part.path.endswith(PUFFIN_SUFFIXES):
+            referenced[table.local(part.path)] = None
+    seen: set[str] = set()
+    for snapshot in table.snapshots():
+        for manifest in table.manifests.manifest_files(snapshot):
+            if manifest.content == CONTENT_DATA or manifest.path in seen:
+                continue
+            seen.add(manifest.path)
+            for entry in table.manifests.live_files(manifest):
+                if entry.is_dv:
+                    referenced[table.local(entry.path)] = None
+    from puffin_cli.analysis.table.orphans import find_orphans
+
+    orphans = find_orphans(table.fileio, table.table_dir, referenced)
+    return TablePuffinFiles(identifier, tuple(referenced),
+                            tuple(info.location for info in orphans), table.fileio)
+
+
+def catalog_puffin_files(name: str, namespaces: Sequence[str] = (),
+                         fileio: FileIO | None = None) -> list[TablePuffinFiles]:
+    """:func:`table_puffin_files` of every table of
+    :func:`~puffin_cli.analysis.catalog.catalog_tables`, each read with ``fileio`` (the CLI's)
+    and the catalog's properties for it on top."""
+    from puffin_cli.analysis.catalog import catalog_tables
+    from puffin_cli.analysis.table.loading import Table
+
+    found = []
+    for described in catalog_tables(name, namespaces):
+        table = Table.load(normalize_location(described.metadata_location), fileio=fileio,
+                           io_properties=described.io_properties)
+        table.catalog_table = described
+        found.append(table_puffin_files(table, described.identifier))
+    return found

@@ -104,7 +104,7 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
         raise click.UsageError("--json and --github exclude each other")
     tables = None
     if catalog is not None:
-        from puffin_cli.analysis.catalog import catalog_puffin_files
+        from puffin_cli.analysis.scan import catalog_puffin_files
 
         if files_from:
             raise click.UsageError("--catalog scans the catalog's tables; --files-from "

@@ -148,12 +148,13 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
     path, location, size, footer = write_statistics(plan, sketches)
     version = committed = None
     if commit:
-        from puffin_cli.analysis.table.commit import StatisticsFileEntry
+        from puffin_cli.analysis.table.commit import commit_statistics
+        from puffin_cli.analysis.table.updates import StatisticsFileEntry
 
         phase("committing")
         entry = StatisticsFileEntry.for_blobs(snapshot.snapshot_id, location, size, footer,
                                               _blob_entries(plan, sketches))
-        done = loaded.commit_statistics(entry)
+        done = commit_statistics(loaded, entry)
         version, committed = done.version, done.metadata_file
     return StatsResult(
         table=str(table), snapshot_id=snapshot.snapshot_id,

@@ -27,6 +27,10 @@ Writing
     existing target is refused unless ``overwrite``; a FIFO, device or other special file is
     never replaced.
 
+Deleting
+    :meth:`FileIO.delete` removes one file or object (a missing one is no error); it is the
+    only deletion verb, used to remove files written for a commit that failed.
+
 Listing
     :meth:`FileIO.list_files` lists a directory or prefix recursively (regular files only,
     symlink loops skipped); :meth:`FileIO.glob` expands ``*``, ``?``, ``[…]`` and ``**``.

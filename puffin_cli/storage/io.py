@@ -130,6 +130,18 @@ class FileIO(IOConfig):
             return remote.list_dir(self, text)
         return local.list_dir(text)
 
+    def delete(self, location: str | os.PathLike[str]) -> None:
+        """Remove a file (one DELETE on an object store); nothing there is not an error, as
+        object stores answer. The one deletion verb: for files a failed commit leaves behind
+        (Iceberg's cleanup of uncommitted files). A directory is refused."""
+        text = os.fspath(location)
+        if is_remote(text):
+            from puffin_cli.storage import remote
+
+            remote.delete(self, text)
+            return
+        local.delete(text)
+
     def lock(self, location: str | os.PathLike[str]) -> AbstractContextManager[None]:
         """An exclusive lock named by a location, held while the context lasts: a lock
         file (``flock``) locally; object stores have none, so nothing there."""

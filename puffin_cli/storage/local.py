@@ -149,6 +149,16 @@ def list_dir(location: str) -> tuple[list[FileInfo], list[str]]:
     return files, dirs
 
 
+def delete(location: str) -> None:
+    try:
+        os.unlink(local_path(location))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StorageError(f"cannot delete: {_reason(exc)}", code="io.delete",
+                           path=location) from None
+
+
 @contextmanager
 def lock(location: str) -> Iterator[None]:
     """``flock`` on a lock file (created when missing, never removed)."""

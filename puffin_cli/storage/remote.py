@@ -338,6 +338,19 @@ def stat(fileio: IOConfig, location: str) -> FileInfo | None:
     return None
 
 
+def delete(fileio: IOConfig, location: str) -> None:
+    target = parse(location)
+    if target.kind == "http" or not target.key or target.key.endswith("/"):
+        raise StorageError("cannot delete: not an object location", code="io.delete",
+                           path=location)
+    try:
+        obstore.delete(_store(fileio, target, location), target.key)
+    except FileNotFoundError:
+        return
+    except Exception as exc:
+        _fail(exc, location, target, writing=True)
+
+
 def _listed(fileio: IOConfig, location: str, target: Target) -> list[FileInfo]:
     if target.kind == "http":
         raise StorageError("an http(s) location cannot be listed; name the files",

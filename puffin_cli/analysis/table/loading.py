@@ -16,6 +16,8 @@ chosen and a field ID named.
   per schema (many snapshots share one), not once per snapshot.
 - Manifests: :attr:`Table.manifests` reads manifest lists and manifests, each file once per
   table, so snapshots that share manifests cost them once.
+- Versions: :meth:`Table.reload` reads the table's current version again (what a commit
+  builds on, :mod:`.commit`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from puffin_cli.analysis.table.metadata import (
     PathMapper,
     Snapshot,
     TableMetadata,
+    current_metadata_file,
     default_mapper,
     is_table_dir,
     load_metadata,
@@ -44,7 +47,6 @@ from puffin_cli.storage import FileIO, is_remote, join
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.catalog import CatalogTable
-    from puffin_cli.analysis.table.commit import CommitResult, StatisticsFileEntry
 
 # How many snapshot IDs an unknown-snapshot error lists (the newest ones).
 _KNOWN_SNAPSHOTS_SHOWN = 5
@@ -171,18 +173,22 @@ class Table:
         """The local path of a location the metadata holds."""
         return self.mapper.local(location)
 
-    def commit_statistics(self, entry: StatisticsFileEntry) -> CommitResult:
-        """Register a statistics file written to :attr:`statistics_dir` for its snapshot:
-        through the catalog for a table named in one, else as a new metadata version of a
-        file-system table (:mod:`.commit`)."""
+    def reload(self) -> Table:
+        """This table's current version, read again: through its catalog for a table named in
+        one, else the current metadata file of its directory
+        (:func:`~.metadata.current_metadata_file`); locations map as before."""
         if self.catalog_table is not None:
-            from puffin_cli.analysis import catalog
-
             found = self.catalog_table
-            return catalog.commit_statistics(found.catalog, found.identifier, entry)
-        from puffin_cli.analysis.table.commit import commit_statistics
+            fresh = Table.load(found.identifier, catalog=found.catalog, fileio=self.fileio)
+        else:
+            fresh = self.at(current_metadata_file(self.table_dir, self.fileio))
+        fresh.mapper = self.mapper
+        return fresh
 
-        return commit_statistics(self.table_dir, entry, fileio=self.fileio)
+    def at(self, metadata_file: str) -> Table:
+        """This table as ``metadata_file`` (another version in its directory) describes it."""
+        return Table(load_metadata(metadata_file, self.fileio), metadata_file, self.table_dir,
+                     self.mapper, self.fileio)
 
     @property
     def statistics_dir(self) -> str:

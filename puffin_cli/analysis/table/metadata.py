@@ -4,9 +4,10 @@
 Discovery, for a table directory (one holding ``metadata/``):
 
 1. ``metadata/version-hint.text`` names version N: ``v<N>.metadata.json`` (also the gzip
-   spellings ``v<N>.gz.metadata.json`` and ``v<N>.metadata.json.gz``);
-2. else the highest ``v<N>.metadata.json``;
-3. else the highest ``<N>-<uuid>.metadata.json`` (metastore naming), newest file on a tie.
+   spellings ``v<N>.gz.metadata.json`` and ``v<N>.metadata.json.gz``), else the highest
+   ``v<N>.metadata.json``; then forward while ``v<N+1>`` exists, as Iceberg Java does (the
+   committer uses the same rule: :func:`current_version`);
+2. else the highest ``<N>-<uuid>.metadata.json`` (metastore naming), newest file on a tie.
 
 A directory without ``metadata/`` is a warehouse: every table directory under it is found.
 Locations in metadata are URIs (``file:/x``, ``file:///x``, ``s3://bucket/x``); a
@@ -196,6 +197,45 @@ def version_hint(metadata_dir: str, fileio: FileIO | None = None) -> int | None:
     return decimal_int(text)
 
 
+def metadata_version(location: str) -> int | None:
+    """The version a metadata file's name says (``v<N>...`` or ``<N>-<uuid>...``)."""
+    name = name_of(location)
+    match = _HADOOP_NAME.match(name) or _METASTORE_NAME.match(name)
+    return int(match.group(1)) if match else None
+
+
+def version_file(metadata_dir: str, version: int, fileio: FileIO) -> str | None:
+    """``v<version>.metadata.json`` (or a gzip spelling) in ``metadata_dir``, if it exists."""
+    for name in (f"v{version}.metadata.json", f"v{version}.gz.metadata.json",
+                 f"v{version}.metadata.json.gz"):
+        candidate = join(metadata_dir, name)
+        if fileio.stat(candidate) is not None:
+            return candidate
+    return None
+
+
+def current_version(metadata_dir: str, fileio: FileIO | None = None) -> tuple[int, str] | None:
+    """(N, location of ``v<N>``): the current version of a file-system table, as Iceberg
+    Java's ``HadoopTableOperations`` finds it: the hint's version (else the highest
+    ``v<N>``), then forward while ``v<N+1>`` exists (a writer may have died between
+    publishing a version and updating the hint). The one rule of the reader and the committer;
+    ``None`` without any ``v<N>.metadata.json``."""
+    fileio = fileio or FileIO()
+    versions = _version_files(metadata_dir, fileio)[0]
+    if not versions:
+        return None
+    version = version_hint(metadata_dir, fileio)
+    if version is None or version not in versions:
+        version = max(versions)
+    path = versions[version].location
+    for _ in range(1 << 20):  # bounded; each step is a version that exists
+        following = version_file(metadata_dir, version + 1, fileio)
+        if following is None:
+            break
+        version, path = version + 1, following
+    return version, path
+
+
 def current_metadata_file(table_dir: str, fileio: FileIO | None = None) -> str:
     """The current metadata JSON of a table directory (see the module docstring)."""
     fileio = fileio or FileIO()
@@ -205,12 +245,10 @@ def current_metadata_file(table_dir: str, fileio: FileIO | None = None) -> str:
         raise PuffinError(f"{table_dir}: no {METADATA_DIR}/ directory; expected an Iceberg "
                           "table directory, a *.metadata.json file or a warehouse",
                           code="table.not-found")
-    hadoop, metastore = _version_files(metadata_dir, fileio)
-    hint = version_hint(metadata_dir, fileio)
-    if hint is not None and hint in hadoop:
-        return hadoop[hint].location
-    if hadoop:
-        return hadoop[max(hadoop)].location
+    current = current_version(metadata_dir, fileio)
+    if current is not None:
+        return current[1]
+    metastore = _version_files(metadata_dir, fileio)[1]
     if metastore:
         newest = metastore[max(metastore)]
         return max(newest, key=lambda f: (f.modified or 0.0, f.location)).location
