@@ -432,12 +432,6 @@ def test_table_in_an_object_store_equals_local(tree: Path, env: dict[str, str],
     assert [t["path"] for t in json.loads(warehouse.stdout)["tables"]] == [location]
 
 
-def _s3_properties(s3_server: S3Server) -> dict[str, str]:
-    """FileIO properties for the test server."""
-    return {"s3.endpoint": s3_server.endpoint, "s3.access-key-id": "testing",
-            "s3.secret-access-key": "testing", "s3.region": "us-east-1"}
-
-
 def test_commit_to_a_table_in_an_object_store(tree: Path, s3_server: S3Server,
                                               tmp_path: Path) -> None:
     from tables.synthetic import dv_table
@@ -452,7 +446,7 @@ def test_commit_to_a_table_in_an_object_store(tree: Path, s3_server: S3Server,
     dv_table(tmp_path / "t", snapshots=1, dvs_per_snapshot=1, carry=False,
              location=location).finish()
     _upload_tree(s3_server, tmp_path / "t", "commits/t")
-    properties = _s3_properties(s3_server)
+    properties = _io(s3_server.endpoint)
     fileio = FileIO(properties)
     entry = StatisticsFileEntry.for_blobs(1001, f"{location}/metadata/s.stats", 10, 5, [])
     first = commit_statistics(Table.load(location, io_properties=properties), entry)
@@ -470,7 +464,7 @@ def test_commit_to_a_table_in_an_object_store(tree: Path, s3_server: S3Server,
 def test_delete_an_object(s3_server: S3Server) -> None:
     from puffin_cli.storage import FileIO, StorageError
 
-    fileio = FileIO(_s3_properties(s3_server))
+    fileio = FileIO(_io(s3_server.endpoint))
     client = s3_server.client()
     client.put_object(Bucket=BUCKET, Key="deletes/a.avro", Body=b"x")
     client.put_object(Bucket=BUCKET, Key="deletes/b.avro", Body=b"y")
@@ -499,7 +493,7 @@ def test_commit_conflict_in_an_object_store_builds_again(tree: Path, s3_server: 
     dv_table(tmp_path / "t", snapshots=2, dvs_per_snapshot=1, carry=False,
              location=location).finish()
     _upload_tree(s3_server, tmp_path / "t", "commits/race")
-    properties = _s3_properties(s3_server)
+    properties = _io(s3_server.endpoint)
     table = Table.load(location, io_properties=properties)
     first, second = (s.snapshot_id for s in table.snapshots())
     attempts: list[str] = []
