@@ -329,6 +329,11 @@ def test_a_name_no_file_can_have_is_one_clear_error(tmp_path: Path) -> None:
         default_io().stat("t\ud800/metadata")
     assert (err.value.code, err.value.message) == (
         "io.uri", "not a usable file name (it holds a lone surrogate character)")
+    # a NUL (a manifest list naming "\x00" as a manifest): the OS call raised ValueError
+    with pytest.raises(StorageError) as err:
+        default_io().stat("m\x00.avro")
+    assert (err.value.code, err.value.message) == (
+        "io.uri", "not a usable file name (it holds a NUL character)")
     escaped = os.fsdecode(bytes(tmp_path) + b"/\xff.puffin")
     Path(escaped).write_bytes(b"x")
     found = default_io().stat(escaped)

@@ -69,7 +69,11 @@ def local_path(location: str | os.PathLike[str]) -> str:
 
 def _file_name(path: str, location: str) -> str:
     """``path``, refused when no file can have that name: text such as a lone UTF-16
-    surrogate from a table's metadata has no bytes (undecodable bytes of real names do)."""
+    surrogate from a table's metadata has no bytes (undecodable bytes of real names do), and
+    no file name holds a NUL character."""
+    if "\0" in path:
+        raise StorageError("not a usable file name (it holds a NUL character)", code="io.uri",
+                           path=location)
     try:
         os.fsencode(path)
     except UnicodeEncodeError:
