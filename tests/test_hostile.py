@@ -483,3 +483,126 @@ def test_samples_are_still_fine() -> None:
         assert_clean(run("inspect", sample), 0)
 
 
+
+
+# --- lone surrogates through every command and output form ------------------------------------
+
+SURROGATE = "\ud800"
+
+
+def _valid_text(outcome: Any, form: str) -> None:
+    """Exit 0 or 1 with no internal error, stdout strict UTF-8 (lone surrogates escaped) and,
+    for the machine forms, parseable."""
+    assert_clean(outcome)
+    if form == "bytes":
+        return
+    text = outcome.stdout.decode("utf-8")  # strict: an unescaped surrogate cannot be here
+    if form == "json":
+        json.loads(text)
+    elif form == "jsonl":
+        for line in text.splitlines():
+            json.loads(line)
+
+
+def _surrogate_puffin(path: Path) -> Path:
+    """A Puffin file with a theta sketch, a deletion vector and an opaque blob, lone surrogates
+    in its types, property keys and values and its created-by."""
+    from puffin_cli.format.reader import PuffinReader
+
+    with PuffinReader(str(STATS)) as reader:
+        theta_meta = reader.metadata.blobs[0]
+        theta = reader.read_raw(theta_meta)
+    with PuffinReader(str(DVS)) as reader:
+        dv_meta = reader.metadata.blobs[0]
+        dv = reader.read_raw(dv_meta)
+    odd = {f"k{SURROGATE}": f"v{SURROGATE}", "x": "\udcff"}
+    blobs = [
+        blob_entry(4, len(theta), type=THETA, compression_codec=theta_meta.compression_codec,
+                   properties={**theta_meta.properties, **odd}),
+        blob_entry(4 + len(theta), len(dv), type=DV, fields=[2147483645], snapshot_id=-1,
+                   sequence_number=-1, properties={**dv_meta.properties, **odd}),
+        blob_entry(4 + len(theta) + len(dv), 3, type=f"t{SURROGATE}", properties=odd),
+    ]
+    payload = json.dumps({"blobs": blobs, "properties": {"created-by": f"{SURROGATE}x", **odd}})
+    return write(path, puffin_bytes(payload, blob_data=theta + dv + b"abc"))
+
+
+def test_lone_surrogates_in_every_command_and_output_form(tmp_path: Path,
+                                                          base_table: Path) -> None:
+    directory = tmp_path / "dir"
+    named = Path(os.fsdecode(os.fsencode(directory) + b"/odd\xff.puffin"))
+    path = _surrogate_puffin(named)
+    for form, args in (("human", ()), ("json", ("--json",)), ("human", ("--no-decode",))):
+        _valid_text(run("inspect", *args, path), form)
+    for index, forms in ((0, ("bytes", "hex", "sketch")), (1, ("bytes", "hex", "positions")),
+                         (2, ("bytes", "hex"))):
+        for as_form in forms:
+            _valid_text(run("dump-blob", path, str(index), "--as", as_form), "bytes")
+        _valid_text(run("dump-blob", path, str(index), "--json"), "json")
+        out = tmp_path / f"blob{index}.json"
+        assert_clean(run("dump-blob", path, str(index), "--json", "-o", out))
+        json.loads(out.read_text(encoding="utf-8"))
+    for form, args in (("human", ()), ("json", ("--json",)), ("human", ("--github",)),
+                       ("human", ("--strict",))):
+        _valid_text(run("validate", *args, path), form)
+        _valid_text(run("validate", *args, directory), form)
+    listing = tmp_path / "scan.jsonl"
+    _valid_text(run("scan", directory, "-o", listing, "--json"), "json")
+    for line in listing.read_text(encoding="utf-8").splitlines():
+        json.loads(line)
+    # write's summary names its output; a footer it would write with a surrogate is refused
+    target = Path(os.fsdecode(os.fsencode(tmp_path) + b"/w\xfe.puffin"))
+    for form, args in (("human", ()), ("json", ("--json",))):
+        target.unlink(missing_ok=True)
+        _valid_text(run("write", target, "--copy-blob", f"{STATS}:0", *args), form)
+    assert_one_line(run("write", tmp_path / "w.puffin", "--copy-blob", f"{path}:2"), 2,
+                    "not valid Unicode")
+    # Paimon: a BLOB file and its rows named by files that are not UTF-8
+    entry = write(Path(os.fsdecode(os.fsencode(tmp_path) + b"/row\xfd.bin")), b"row")
+    paimon = Path(os.fsdecode(os.fsencode(tmp_path) + b"/p\xfc.blob"))
+    for form, args in (("human", ()), ("json", ("--json",))):
+        paimon.unlink(missing_ok=True)
+        _valid_text(run("write", paimon, "--entry", entry, *args), form)
+        _valid_text(run("inspect", *args, paimon), form)
+    _valid_text(run("dump-blob", paimon, "0", "--json"), "json")
+    # a table: surrogates in its summary and properties, a statistics file with an odd name
+    table, meta = table_copy(base_table, tmp_path / "t")
+    meta["snapshots"][-1]["summary"]["operation"] = f"app{SURROGATE}end"
+    meta["properties"] = {f"k{SURROGATE}": f"v{SURROGATE}"}
+    shutil.copyfile(path, os.fsencode(table) + b"/metadata/s\xff.puffin")
+    meta["statistics"] = [{"snapshot-id": meta["current-snapshot-id"],
+                           "statistics-path": f"{meta['location']}/metadata/s\udcff.puffin",
+                           "file-size-in-bytes": path.stat().st_size,
+                           "file-footer-size-in-bytes": 10, "blob-metadata": []}]
+    save(table, meta)
+    for form, args in (("human", ()), ("json", ("--json",)), ("jsonl", ("--jsonl",)),
+                       ("jsonl", ("--jsonl", "--all-snapshots"))):
+        _valid_text(run("table", *args, table), form)
+    _valid_text(run("inspect", "--table", table, path), "human")
+
+
+@pytest.mark.parametrize("where", ["statistics", "partition-statistics", "manifest-list",
+                                   "manifests", "location"])
+def test_locations_no_file_name_can_hold(tmp_path: Path, base_table: Path, where: str) -> None:
+    """A location in table metadata with a lone surrogate that no file name can hold (from a
+    ``\\ud800`` escape) is a bad table, named on one line; never exit 3."""
+    table, meta = table_copy(base_table, tmp_path / "t")
+    bad = f"{meta['location']}/metadata/x{SURROGATE}.avro"
+    key = "statistics-path"
+    if where in ("statistics", "partition-statistics"):
+        meta[where] = [{"snapshot-id": meta["current-snapshot-id"], "statistics-path": bad,
+                        "file-size-in-bytes": 10, "file-footer-size-in-bytes": 4,
+                        "blob-metadata": []}]
+    elif where == "manifest-list":
+        meta["snapshots"][-1]["manifest-list"] = key = bad
+        key = "manifest-list"
+    elif where == "manifests":
+        del meta["snapshots"][-1]["manifest-list"]
+        meta["snapshots"][-1]["manifests"] = [bad]
+        key = "manifests"
+    else:
+        meta["location"] = SURROGATE
+        key = "location"
+    save(table, meta)
+    for args in ((), ("--json",), ("--jsonl", "--all-snapshots")):
+        assert_one_line(run("table", *args, table), 1, f"'{key}'", "lone surrogate")

@@ -3,7 +3,6 @@ decoded summary as a JSON document (``--json``)."""
 
 from __future__ import annotations
 
-import io
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -32,6 +31,7 @@ from puffin_cli.format.spec import (
     REFERENCED_DATA_FILE_PROPERTY,
     THETA_BLOB_TYPE,
 )
+from puffin_cli.format.text import encode, text_on
 from puffin_cli.storage import default_io
 
 FORMATS = ("bytes", "hex", "positions", "sketch")
@@ -225,9 +225,8 @@ def _document(ctx: click.Context, path: str, index: int, data: bytes, blob: Blob
 
 def _write_document(ctx: click.Context, result: Any, out: IO[bytes]) -> None:
     """``result``'s JSON document (it has no human view) on the binary stream ``out``."""
-    text = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
-    emit(ctx, result, out=text)
-    text.detach()
+    with text_on(out) as text:
+        emit(ctx, result, out=text)
 
 
 def _writer(form: str, data: bytes, blob: BlobMetadata) -> Callable[[IO[bytes]], Any]:
@@ -245,6 +244,6 @@ def _writer(form: str, data: bytes, blob: BlobMetadata) -> Callable[[IO[bytes]],
     from puffin_cli.blobs.theta import describe
 
     text = describe(data)
-    return lambda out: out.write(text.encode("utf-8"))
+    return lambda out: out.write(encode(text))
 
 

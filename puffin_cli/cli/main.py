@@ -7,7 +7,7 @@ instead. An error's kind, not the command that raised it, decides the exit code
 (cli/exit_codes.py): 0 ok; 1 a file is bad, a limit was hit, I/O failed or a check failed; 2 usage
 error; 3 internal error (a bug); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM). A reader
 that stops early (``| head``) is not an error. Text that cannot be encoded (lone surrogates
-from file names or footers) is written escaped (``\\udcff``), never a crash.
+from file names or footers) is written escaped (``\\udcff``, format/text.py), never a crash.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from puffin_cli.cli.exit_codes import (
     EXIT_USAGE,
 )
 from puffin_cli.format.errors import ErrorKind, PuffinError
+from puffin_cli.format.text import escape_standard_streams
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -127,14 +128,6 @@ def _install_signal_handlers() -> None:
 # --- streams ----------------------------------------------------------------------------------
 
 
-def _escape_unencodable_text() -> None:
-    """Lone surrogates (file names that are not UTF-8, footer strings) print as \\udcff."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            reconfigure(errors="backslashreplace")
-
-
 def _silence_stdout() -> None:
     """Stdout is gone (closed pipe, full device): drop what is still buffered so the exit
     does not fail writing it again."""
@@ -194,7 +187,7 @@ GC_YOUNG_THRESHOLD = 50_000
 def main(argv: list[str] | None = None) -> NoReturn:
     """Run the CLI: one line on stderr and an exit code for whatever goes wrong."""
     args = sys.argv[1:] if argv is None else argv
-    _escape_unencodable_text()
+    escape_standard_streams()
     _install_signal_handlers()
     # Importing a command's modules and building its result allocate many objects and few
     # cycles: a young collection every 50,000 allocations rather than every 700 spares start-up

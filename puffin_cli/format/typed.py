@@ -7,6 +7,7 @@ was expected and what was found; never a ``TypeError`` or ``KeyError`` further o
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from puffin_cli.format.errors import PuffinError
@@ -84,6 +85,23 @@ class Obj:
             raise self.fail(key, "a string", value)
         return value
 
+    def location(self, key: str, default: Any = _MISSING) -> Any:
+        """A string that names a file or object: a lone surrogate (a ``\\ud800`` escape in
+        JSON) that no file name can hold is refused here, before any path is built of it."""
+        value = self.text(key, default)
+        if isinstance(value, str):
+            self.check_location(key, value)
+        return value
+
+    def check_location(self, key: str, value: str) -> None:
+        try:
+            os.fsencode(value)
+        except UnicodeEncodeError as exc:
+            raise PuffinError(f"{self.where}: '{key}' is not a usable location: character "
+                              f"{exc.start} is a lone surrogate "
+                              f"({value[exc.start]!r}) that no file name can hold",
+                              code=self.code, path=self.path) from None
+
     def array(self, key: str) -> list[Any]:
         """A list; absent or null is empty."""
         value = self._get(key, [])
@@ -112,6 +130,13 @@ class Obj:
             bad = next(v for v in values if not isinstance(v, str))
             raise self.fail(key, "a list of strings", bad)
         return tuple(values)
+
+    def locations(self, key: str) -> tuple[str, ...]:
+        """A list of locations (absent or null: empty), each as :meth:`location` reads it."""
+        values = self.strings(key)
+        for value in values:
+            self.check_location(key, value)
+        return values
 
     def str_map(self, key: str) -> dict[str, str]:
         """An object of string values (absent or null: empty)."""

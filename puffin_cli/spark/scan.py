@@ -123,13 +123,14 @@ def write_records(records: Sequence[dict[str, Any]], output: str, output_format:
     ``force``)."""
     import json
 
+    from puffin_cli.format.text import encode
+
     try:
         with fileio.new_output(output).create(overwrite=force) as out:
             if output_format == "jsonl":
                 for record in records:
                     # a lone surrogate (a file name that is not UTF-8) is written as its JSON escape
-                    out.write((json.dumps(record, ensure_ascii=False) + "\n").encode(
-                        "utf-8", "backslashreplace"))
+                    out.write(encode(json.dumps(record, ensure_ascii=False) + "\n"))
             else:
                 import io
 

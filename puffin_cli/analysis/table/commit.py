@@ -69,6 +69,7 @@ from puffin_cli.analysis.table.updates import (
 )
 from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.numbers import decimal_int
+from puffin_cli.format.text import encode
 from puffin_cli.storage import FileIO, StorageError, join, name_of
 
 DEFAULT_MAX_ATTEMPTS = 10
@@ -220,7 +221,7 @@ class _FileSystem:
         _log_previous(updated, previous)
         text = json.dumps(updated, separators=(",", ":"), ensure_ascii=False)
         # lone surrogates (from \ud800 escapes in the metadata read) stay JSON escapes
-        content = text.encode("utf-8", "backslashreplace")
+        content = encode(text)
         version = self.version + 1
         target = join(self.metadata_dir, f"v{version}.metadata.json")
         if version_file(self.metadata_dir, version, self.fileio) is not None:

@@ -136,7 +136,7 @@ class ManifestReader:
         listing = normalize_location(snapshot.manifest_list)
         out = []
         for record in self._records(snapshot.manifest_list, "manifest list"):
-            path = record.text("manifest_path")
+            path = record.location("manifest_path")
             if normalize_location(path) == listing:
                 raise PuffinError(f"{record.where}: the manifest list lists itself as a "
                                   "manifest", code="table.manifest",
@@ -163,7 +163,7 @@ class ManifestReader:
             snapshot_id = record.integer("snapshot_id", None)
             yield ContentFile(
                 content=data_file.integer("content", 0, minimum=0),
-                path=data_file.text("file_path"),
+                path=data_file.location("file_path"),
                 file_format=data_file.text("file_format", ""),
                 partition=dict(data_file.child("partition").value),
                 spec_id=manifest.spec_id,
@@ -171,7 +171,7 @@ class ManifestReader:
                 file_size=data_file.integer("file_size_in_bytes", 0, minimum=0),
                 sequence_number=manifest.sequence_number if sequence is None else sequence,
                 snapshot_id=manifest.added_snapshot_id if snapshot_id is None else snapshot_id,
-                referenced_data_file=data_file.text("referenced_data_file", None),
+                referenced_data_file=data_file.location("referenced_data_file", None),
                 content_offset=data_file.integer("content_offset", None, minimum=0),
                 content_size=data_file.integer("content_size_in_bytes", None, minimum=0),
                 manifest=manifest.path,

@@ -325,8 +325,8 @@ def _snapshot(item: Obj) -> Snapshot:
         parent_id=item.integer("parent-snapshot-id", None),
         sequence_number=item.integer("sequence-number", 0, minimum=0),
         timestamp_ms=item.integer("timestamp-ms", 0),
-        manifest_list=item.text("manifest-list", None),
-        manifests=item.strings("manifests"),
+        manifest_list=item.location("manifest-list", None),
+        manifests=item.locations("manifests"),
         schema_id=item.integer("schema-id", None),
         operation=summary.text("operation", None),
         removed_rows=max(_summary_count(summary, "deleted-records")
@@ -350,7 +350,7 @@ def _statistics(item: Obj) -> StatisticsEntry:
              for blob in item.items("blob-metadata", f"{item.where} blob-metadata")]
     return StatisticsEntry(
         snapshot_id=item.integer("snapshot-id"),
-        path=item.text("statistics-path"),
+        path=item.location("statistics-path"),
         file_size=item.integer("file-size-in-bytes", minimum=0),
         footer_size=item.integer("file-footer-size-in-bytes", minimum=0),
         blobs=tuple(blobs),
@@ -391,7 +391,7 @@ def load_metadata(path: str | os.PathLike[str], fileio: FileIO | None = None, *,
         path=name,
         format_version=version,
         table_uuid=obj.text("table-uuid", None),
-        location=obj.text("location"),
+        location=obj.location("location"),
         current_snapshot_id=None if current == -1 else current,
         current_schema_id=current_schema,
         schemas=schemas,
@@ -399,7 +399,7 @@ def load_metadata(path: str | os.PathLike[str], fileio: FileIO | None = None, *,
         snapshots=tuple(_snapshot(s) for s in obj.items("snapshots", "snapshot")),
         statistics=tuple(_statistics(s) for s in obj.items("statistics", "statistics entry")),
         partition_statistics=tuple(
-            PartitionStatisticsEntry(s.integer("snapshot-id"), s.text("statistics-path"),
+            PartitionStatisticsEntry(s.integer("snapshot-id"), s.location("statistics-path"),
                                      s.integer("file-size-in-bytes", minimum=0))
             for s in obj.items("partition-statistics", "partition-statistics entry")),
         raw=obj.value,
