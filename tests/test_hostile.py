@@ -283,6 +283,24 @@ def test_positions_that_never_end_or_expand_without_bound(tmp_path: Path) -> Non
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.parametrize(("command", "option"), [
+    (("scan",), "--files-from"), (("write", "out.blob"), "--entries-from")])
+def test_lists_that_never_end(tmp_path: Path, command: tuple[str, ...], option: str) -> None:
+    """A --…-from list bounds its lines, its entries and its bytes: /dev/zero (one line that
+    never ends), a million and more short lines, an endless stream of empty lines."""
+    args = [tmp_path / part if part.endswith(".blob") else part for part in command]
+    assert_one_line(run(*args, option, "/dev/zero"), 1, f"{option} /dev/zero",
+                    "longer than 65,536 bytes")
+    many = write(tmp_path / "many.txt", b"a\n" * 1_000_001)
+    assert_one_line(run(*args, option, many), 1, option, "more than 1,000,000 entries")
+    with subprocess.Popen(["yes", ""], stdout=subprocess.PIPE) as endless:
+        outcome = run(*args, option, "-" if option == "--files-from" else "/dev/stdin",
+                      stdin=endless.stdout)
+        endless.kill()
+    assert_one_line(outcome, 1, option, "more than 64 MiB")
+    assert not (tmp_path / "out.blob").exists()
+
+
 def test_footer_bombs(tmp_path: Path) -> None:
     lists = footer_file(tmp_path, b'{"blobs":[],"x":[' + b"[]," * (3 << 20) + b"[]]}")
     assert_one_line(run("inspect", lists), 1, "JSON values", "--max-blob-size")

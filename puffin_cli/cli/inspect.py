@@ -26,7 +26,8 @@ from puffin_cli.format.spec import DEFAULT_LIMIT
               help="One line per blob (index, type, fields, NDV or a deletion vector's "
                    "positions and data file), paths whole.")
 @click.option("--limit", type=DecimalInt(min=0), default=DEFAULT_LIMIT, show_default=True,
-              help="Deletion-vector position ranges to show per blob.")
+              help="Deletion-vector position ranges shown per blob, and rows shown per "
+                   "Paimon BLOB file.")
 @click.option("--footer-size", type=DecimalInt(min=0), default=None, metavar="N",
               help="The footer's size in bytes (Iceberg's file-footer-size-in-bytes): read "
                    "exactly the footer.")

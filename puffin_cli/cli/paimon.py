@@ -3,7 +3,6 @@ commands hand over to these functions when the file is a Paimon BLOB file."""
 
 from __future__ import annotations
 
-import io
 import struct
 import zlib
 from collections.abc import Callable
@@ -123,13 +122,9 @@ def entry_rows(entries: tuple[str, ...], entries_from: str | None) -> list[str |
         from puffin_cli.storage import default_io
 
         try:
-            with default_io().open_stream(entries_from) as raw:
-                text = io.TextIOWrapper(raw, encoding="utf-8")
-                names += [line.rstrip("\n") for line in text if line.strip()]
-        except (PuffinError, UnicodeDecodeError) as exc:
-            reason = exc.message if isinstance(exc, PuffinError) else exc
-            raise click.BadParameter(f"{entries_from}: {reason}",
-                                     param_hint="--entries-from") from None
+            names += default_io().read_list(entries_from)
+        except PuffinError as exc:
+            raise exc.for_option("--entries-from") from None
     return [_MARKERS.get(name, name) for name in names]
 
 

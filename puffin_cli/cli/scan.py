@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from typing import IO
 
 import click
 
@@ -27,23 +26,15 @@ from puffin_cli.format.errors import PuffinError
 
 
 def _listed(files_from: str) -> list[str]:
-    """The locations listed in a file (``-``: standard input), read as a stream."""
-    import io
+    """The locations listed in a file (``-``: standard input), read as a stream, bounded."""
+    from puffin_cli.storage import default_io, read_list
 
-    from puffin_cli.storage import default_io
-
-    def lines(handle: IO[bytes]) -> list[str]:
-        text = io.TextIOWrapper(handle, encoding="utf-8", errors="surrogateescape")
-        return [line.strip() for line in text if line.strip()]
-
-    if files_from == "-":
-        return lines(sys.stdin.buffer)
     try:
-        with default_io().open_stream(files_from) as handle:
-            return lines(handle)
+        if files_from == "-":
+            return read_list(sys.stdin.buffer, "standard input")
+        return default_io().read_list(files_from)
     except PuffinError as exc:
-        raise click.BadParameter(f"{files_from}: {exc.message}",
-                                 param_hint="--files-from") from None
+        raise exc.for_option("--files-from") from None
 
 
 @click.command("scan", cls=Command, renamed={"--format": renamed_option("--file-format")},
@@ -51,7 +42,7 @@ def _listed(files_from: str) -> list[str]:
 @click.argument("paths", nargs=-1, metavar="[PATH]...")
 @click.option("--files-from", metavar="FILE",
               help="Also scan the files listed in FILE (one location per line; '-': "
-                   "standard input).")
+                   "standard input; at most 1,000,000 lines of 64 KiB).")
 @click.option("--spark", "use_spark", is_flag=True,
               help="Validate on Spark executors (else in this process).")
 @click.option("--master", default=None, metavar="URL",

@@ -249,7 +249,7 @@ def _close(pending: _Pending, *, uuid_as_string: bool, snapshot_id: int,
                     "':null' is a null row, ':placeholder' a placeholder row.")
 @click.option("--entries-from", metavar="LIST",
               help="Paimon BLOB files: more rows after the --entry ones, one FILE (or :null, "
-                   ":placeholder) per line of LIST.")
+                   ":placeholder) per line of LIST (at most 1,000,000 lines of 64 KiB).")
 @click.option("--paimon", is_flag=True,
               help="Write a Paimon BLOB file whatever OUTPUT's name (a *.blob name implies it).")
 @click.option("--force", is_flag=True, help="Overwrite OUTPUT if it exists.")

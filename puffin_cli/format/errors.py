@@ -50,6 +50,11 @@ class PuffinError(Exception):
             self.path = path
         return self
 
+    def for_option(self, option: str) -> PuffinError:
+        """This error, named by the option whose input it is about (``--files-from LIST:``)."""
+        self.path = option if self.path is None else f"{option} {self.path}"
+        return self
+
     def __str__(self) -> str:
         parts = []
         if self.path is not None:

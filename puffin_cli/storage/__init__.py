@@ -16,7 +16,8 @@ Reading
     pyarrow). Pass ``length`` when a manifest or a listing already knows it. Inputs that need
     random access refuse FIFOs, devices and other non-regular files at once.
     :meth:`FileIO.open_stream` is for inputs read once from start to end (positions, values,
-    spec and file lists): pipes and ``<(…)`` work there.
+    spec and file lists): pipes and ``<(…)`` work there. :func:`read_list` reads a list of
+    locations (``--files-from``, ``--entries-from``), bounded in line length, entries and bytes.
 
 Writing
     :meth:`FileIO.new_output` gives an :class:`OutputFile`; ``create()`` (or
@@ -62,7 +63,7 @@ from puffin_cli.storage.base import (
     parent,
     scheme_of,
 )
-from puffin_cli.storage.io import FileIO, OutputFile, configure, default_io
+from puffin_cli.storage.io import FileIO, OutputFile, configure, default_io, read_list
 
 __all__ = [
     "FileIO",
@@ -79,5 +80,6 @@ __all__ = [
     "local_path",
     "name_of",
     "parent",
+    "read_list",
     "scheme_of",
 ]

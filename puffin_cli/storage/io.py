@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 
+from puffin_cli.format.errors import ErrorKind, PuffinError
 from puffin_cli.storage import local
 from puffin_cli.storage.base import (
     FileInfo,
@@ -22,6 +23,12 @@ from puffin_cli.storage.base import (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
     from typing import IO
+
+# A list of locations (--files-from, --entries-from): the longest line, the most entries and
+# the most bytes read, so that no list (/dev/zero, an endless pipe) holds more than ~150 MiB.
+LIST_MAX_LINE = 1 << 16
+LIST_MAX_ENTRIES = 1_000_000
+LIST_MAX_BYTES = 64 << 20
 
 
 class OutputFile:
@@ -93,6 +100,11 @@ class FileIO(IOConfig):
             raise StorageError(f"larger than the limit of {limit} bytes", code="io.too-large",
                                path=os.fspath(location))
         return data
+
+    def read_list(self, location: str | os.PathLike[str]) -> list[str]:
+        """The entries of a list read as a stream (:func:`read_list`)."""
+        with self.open_stream(location) as stream:
+            return read_list(stream, os.fspath(location))
 
     def stat(self, location: str | os.PathLike[str]) -> FileInfo | None:
         """What is at a location (a prefix with objects under it is a ``dir``); ``None`` when
@@ -169,6 +181,37 @@ class FileIO(IOConfig):
 
             return remote.glob(self, pattern)
         return local.glob(pattern)
+
+
+def read_list(stream: IO[bytes], location: str) -> list[str]:
+    """The non-blank lines of a list of locations, stripped; bytes that are not UTF-8 become
+    surrogates, as in file names. A line over :data:`LIST_MAX_LINE` bytes, more than
+    :data:`LIST_MAX_ENTRIES` entries or :data:`LIST_MAX_BYTES` bytes is refused before more is
+    read (``io.too-large``)."""
+    entries: list[str] = []
+    total = 0
+    number = 0
+    while True:
+        line = stream.readline(LIST_MAX_LINE + 1)
+        if not line:
+            return entries
+        number += 1
+        total += len(line)
+        if len(line) > LIST_MAX_LINE:
+            raise _list_too_large(location, f"line {number} is longer than {LIST_MAX_LINE:,} "
+                                            "bytes (one location per line expected)")
+        if total > LIST_MAX_BYTES:
+            raise _list_too_large(location, f"more than {LIST_MAX_BYTES >> 20} MiB")
+        entry = line.decode("utf-8", "surrogateescape").strip()
+        if entry:
+            if len(entries) == LIST_MAX_ENTRIES:
+                raise _list_too_large(location, f"more than {LIST_MAX_ENTRIES:,} entries")
+            entries.append(entry)
+
+
+def _list_too_large(location: str, reason: str) -> PuffinError:
+    return PuffinError(f"list too large: {reason}", code="io.too-large", path=location,
+                       kind=ErrorKind.LIMIT)
 
 
 _default = FileIO()
