@@ -27,6 +27,8 @@ from helpers import SAMPLES, blob_entry, puffin_bytes
 from hostile import assert_clean, assert_one_line, assert_usage, run, write
 from tables.synthetic import MANIFEST_FILE, dv_table, write_avro
 
+from puffin_cli.format.avro import long_bytes
+
 REPO = Path(__file__).resolve().parents[1]
 STATS = REPO / "samples" / "stats.puffin"
 DVS = REPO / "samples" / "deletion-vectors.puffin"
@@ -231,6 +233,46 @@ def test_corrupt_compressed_avro_blocks(tmp_path: Path, base_table: Path, codec:
         data[i] ^= 0x5A
     listing.write_bytes(bytes(data))
     assert_one_line(run("table", table), 1, listing.name)
+
+
+def _avro_container(codec: str, count: int, stored: bytes, size: int | None = None) -> bytes:
+    """An Avro container of the manifest-list schema with one block of ``count`` records:
+    ``stored`` as its bytes, ``size`` its declared size (default: their length)."""
+    sync = bytes(range(16))
+    header = b"Obj\x01" + long_bytes(2)
+    for key, value in ((b"avro.schema", json.dumps(MANIFEST_FILE).encode()),
+                       (b"avro.codec", codec.encode())):
+        header += long_bytes(len(key)) + key + long_bytes(len(value)) + value
+    return (header + long_bytes(0) + sync + long_bytes(count)
+            + long_bytes(len(stored) if size is None else size) + stored + sync)
+
+
+def _bomb(codec: str, size: int) -> bytes:
+    """``size`` zero bytes compressed as an Avro block of ``codec``, built 1 MiB at a time."""
+    chunk = bytes(1 << 20)
+    if codec == "deflate":
+        deflater = zlib.compressobj(9, zlib.DEFLATED, -15)
+        out = b"".join(deflater.compress(chunk) for _ in range(size >> 20))
+        return out + deflater.flush()
+    compressor = zstandard.ZstdCompressor().compressobj()  # no content size, as Java writes
+    out = b"".join(compressor.compress(chunk) for _ in range(size >> 20))
+    return out + compressor.flush()
+
+
+@pytest.mark.parametrize("codec", ["deflate", "zstandard"])
+def test_avro_blocks_that_inflate_without_bound(tmp_path: Path, base_table: Path,
+                                                codec: str) -> None:
+    """A manifest list whose one block inflates to 2 GiB (a few MiB stored), or declares a
+    block of 1 TiB: refused at the fixed block limit, one line, memory bounded."""
+    table, meta = table_copy(base_table, tmp_path / "t")
+    listing = local(table, meta, meta["snapshots"][-1]["manifest-list"])
+    listing.write_bytes(_avro_container(codec, 1000, _bomb(codec, 2 << 30)))
+    for args in ((), ("--json",), ("--all-snapshots",)):
+        assert_one_line(run("table", *args, table), 1, listing.name,
+                        f"a {codec} block inflates to more than the limit")
+    listing.write_bytes(_avro_container(codec, 1, b"x" * 100, size=1 << 40))
+    assert_one_line(run("table", table), 1, listing.name,
+                    "a stored block of 1,099,511,627,776 bytes is more than the limit")
 
 
 def test_non_ascii_digits(tmp_path: Path, base_table: Path) -> None:

@@ -240,3 +240,28 @@ def test_bad_relocate_is_a_usage_error(command: list[str], tmp_path: Path) -> No
     assert result.exit_code == 2
     assert ("invalid value for '--relocate': 'nope': expected FROM=TO (e.g. "
             "s3://bucket/warehouse=/data/warehouse)") in result.output
+
+
+@pytest.mark.parametrize("codec", ["null", "deflate", "snappy", "zstandard", "bzip2", "xz"])
+def test_avro_container_reads_every_codec_as_fastavro_does(codec: str) -> None:
+    """format/avro.py reads the blocks itself (bounded) and gives the records fastavro gives."""
+    import io
+
+    import fastavro
+
+    from puffin_cli.format.avro import AvroFile
+    from puffin_cli.format.errors import LimitError
+
+    schema = {"type": "record", "name": "r", "fields": [
+        {"name": "path", "type": "string"}, {"name": "n", "type": "long"},
+        {"name": "m", "type": ["null", {"type": "map", "values": "bytes"}]}]}
+    records = [{"path": f"s3://b/{i}.parquet", "n": i * 7, "m": {"k": bytes([i % 256])}}
+               for i in range(3000)]
+    out = io.BytesIO()
+    fastavro.writer(out, fastavro.parse_schema(schema), records, codec=codec,
+                    sync_interval=4096)
+    data = out.getvalue()
+    container = AvroFile(io.BytesIO(data), limit=1 << 20)
+    assert list(container.records()) == records
+    with pytest.raises(LimitError, match="more than the limit of 1,000 bytes"):
+        list(AvroFile(io.BytesIO(data), limit=1000).records())

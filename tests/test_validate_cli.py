@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,7 @@ from click.testing import CliRunner
 from helpers import SAMPLES
 
 from puffin_cli.cli.main import cli
-from puffin_cli.format import PuffinWriter
+from puffin_cli.format import PuffinError, PuffinWriter
 
 GOOD = str(SAMPLES / "public" / "deletion-vector-v1.puffin")
 
@@ -215,3 +216,72 @@ def test_installed_script_never_prints_a_traceback(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "Traceback" not in result.stdout + result.stderr
     assert result.stdout.splitlines()[-1].startswith("3 files checked (profile spec): 0 passed")
+
+
+# --- --junit-xml ------------------------------------------------------------------------------
+
+REPO_SAMPLES = Path(__file__).resolve().parents[1] / "samples"
+
+
+def _junit(path: Path) -> Any:
+    import junitparser
+
+    xml = junitparser.JUnitXml.fromfile(str(path))
+    suites = list(xml)
+    assert len(suites) == 1
+    return suites[0]
+
+
+def test_junit_xml_a_case_per_file_and_a_failure_per_error(tmp_path: Path) -> None:
+    import junitparser
+
+    bad = broken(tmp_path / "bad.puffin")
+    warned = REPO_SAMPLES / "lz4-footer.puffin"
+    good = REPO_SAMPLES / "stats.puffin"
+    report = tmp_path / "report.xml"
+    code, out = run("--junit-xml", str(report), "--json", str(good), str(warned), str(bad))
+    assert code == 1
+    document = {f["path"]: f for f in files_of(out)}  # --json still writes its document
+    suite = _junit(report)
+    assert (suite.name, suite.tests, suite.failures, suite.errors) == ("puffin validate", 3, 1, 0)
+    cases = {case.name: case for case in suite}
+    assert list(cases) == [str(good), str(warned), str(bad)]
+    assert cases[str(good)].is_passed and cases[str(warned)].is_passed
+    failures = cases[str(bad)].result
+    errors = [f for f in document[str(bad)]["findings"] if f["severity"] == "error"]
+    assert len(failures) == len(errors) >= 1
+    assert all(isinstance(f, junitparser.Failure) for f in failures)
+    assert [(f.type, f.message) for f in failures] == [(e["code"], e["message"])
+                                                       for e in errors]
+    assert "footer.lz4" in cases[str(warned)].system_out
+    # --strict fails on warnings, as validate's exit code does; an existing report needs --force
+    code, out = run("--strict", "--junit-xml", str(report), "--github", str(warned))
+    assert code == 1
+    assert out == ""
+    exists = CliRunner().invoke(cli, ["validate", "--junit-xml", str(report), str(warned)])
+    assert isinstance(exists.exception, PuffinError) and "exists" in str(exists.exception)
+    code, out = run("--strict", "--force", "--junit-xml", str(report), "--github", str(warned))
+    assert code == 1
+    assert out.startswith("::warning ")
+    strict = _junit(report)
+    case = next(iter(strict))
+    assert strict.failures == 1 and [f.type for f in case.result] == ["footer.lz4"]
+
+
+def test_junit_xml_escapes_what_xml_cannot_hold(tmp_path: Path) -> None:
+    """Lone surrogates and control characters (from a footer's escapes, a file name that is not
+    UTF-8) are written escaped: the report stays well-formed XML."""
+    from helpers import blob_entry, puffin_bytes
+
+    payload = json.dumps({"blobs": [blob_entry(4, 0, type="t\ud800\x01", properties={
+        "k\udcff": "v"})], "properties": {"created-by": "\x07"}})
+    name = Path(os.fsdecode(os.fsencode(tmp_path) + b"/odd\xff.puffin"))
+    name.write_bytes(puffin_bytes(payload) + b"x")  # trailing garbage: an error finding
+    report = tmp_path / "report.xml"
+    done = subprocess.run([sys.executable, "-m", "puffin_cli", "validate", "--junit-xml",
+                           str(report), str(name)], capture_output=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    suite = _junit(report)
+    (case,) = list(suite)
+    assert case.name.endswith("odd\\udcff.puffin")
+    assert case.result and all(f.message for f in case.result)

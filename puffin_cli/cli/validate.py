@@ -11,6 +11,7 @@ from puffin_cli.analysis.profiles import PROFILES
 from puffin_cli.cli.exit_codes import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.grammar import Command, emit, renamed_choice
 from puffin_cli.cli.options import (
+    force_option,
     github_option,
     io_option,
     json_option,
@@ -86,13 +87,17 @@ _OLD_FORMAT = renamed_choice("--json", {"human": [], "json": ["--json"], "github
               help="Show every file, also those without errors or warnings.")
 @json_option
 @github_option
+@click.option("--junit-xml", "junit_xml", metavar="FILE", default=None,
+              help="Also write a JUnit XML report to FILE (a path or an object): a test case "
+                   "per file, a failure per finding that fails it.")
+@force_option
 @quiet_option
 @max_blob_size_option
 @io_option
 @click.pass_context
 def validate(ctx: click.Context, paths: tuple[str, ...], path_options: tuple[str, ...],
              profile: str, strict: bool, verbose: bool, as_json: bool, github: bool,
-             quiet: bool, max_blob_size: int) -> None:
+             junit_xml: str | None, force: bool, quiet: bool, max_blob_size: int) -> None:
     """Check Puffin files against the spec and report every finding.
 
     PATH may be a file, a directory (searched recursively for *.puffin, *.stats and any file
@@ -106,6 +111,7 @@ def validate(ctx: click.Context, paths: tuple[str, ...], path_options: tuple[str
       puffin validate metadata/*.stats
       puffin validate --strict --github warehouse/
       puffin validate --profile pyiceberg --json data.puffin
+      puffin validate --junit-xml report.xml fixtures/
 
     \b
     Exit codes: 0 no file has an error (with --strict: nor a warning),
@@ -130,6 +136,11 @@ def validate(ctx: click.Context, paths: tuple[str, ...], path_options: tuple[str
         reports = validate_files(files, profile=profile, max_blob_size=max_blob_size,
                                  fileio=fileio, progress=display.advance)
     run = ValidationRun.of(reports, profile=profile, strict=strict)
+    if junit_xml is not None:
+        from puffin_cli.render.junit import junit_xml as report
+
+        with fileio.new_output(junit_xml).create(overwrite=force) as out:
+            out.write(report(run))
     if as_json:
         emit(ctx, run)
     elif not quiet:

@@ -315,6 +315,16 @@ class Finding:
     blob_index: int | None = None
     facts: Facts | None = None
 
+    @property
+    def where(self) -> str:
+        """Where in the file, in words (``blob 2, byte 1234``); empty when nowhere."""
+        parts = []
+        if self.blob_index is not None:
+            parts.append(f"blob {self.blob_index}")
+        if self.offset is not None:
+            parts.append(f"byte {self.offset}")
+        return ", ".join(parts)
+
 
 def finding(code: str, facts: Facts, severity: Severity = Severity.ERROR,
             offset: int | None = None, blob_index: int | None = None) -> Finding:

@@ -22,15 +22,6 @@ _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO:
 _GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
 
-def _where(finding: Finding) -> str:
-    parts = []
-    if finding.blob_index is not None:
-        parts.append(f"blob {finding.blob_index}")
-    if finding.offset is not None:
-        parts.append(f"byte {finding.offset}")
-    return ", ".join(parts)
-
-
 def status(report: FileReport, strict: bool) -> str:
     if report.failed(strict):
         return "FAIL"
@@ -132,7 +123,7 @@ def _escape_property(text: str) -> str:
 def annotation(path: str, finding: Finding) -> str:
     """One GitHub Actions workflow command (``::error file=...,title=...::message``) for a
     finding about the file ``path``."""
-    where = _where(finding)
+    where = finding.where
     message = f"{finding.message} ({where})" if where else finding.message
     return (f"::{_GITHUB_LEVEL[finding.severity]} file={_escape_property(path)},"
             f"title={_escape_property(finding.code)}::{_escape_data(message)}")

@@ -25,6 +25,7 @@ Row positions are positions in the whole file.
 from __future__ import annotations
 
 import dataclasses
+import io
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -36,7 +37,9 @@ from puffin_cli.analysis.stats.files import (
     NameMapping,
     PositionDeleteFile,
 )
+from puffin_cli.format.avro import SYNC_SIZE, AvroFile
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import FileIO, StorageError
 
 if TYPE_CHECKING:
@@ -51,7 +54,6 @@ if TYPE_CHECKING:
 CHUNK_ROWS = 1 << 16
 PARQUET_FIELD_ID = b"PARQUET:field_id"
 ORC_FIELD_ID = b"iceberg.id"
-AVRO_SYNC_SIZE = 16
 WHOLE_FILE = 1 << 62  # a split length that covers any file
 
 
@@ -271,8 +273,8 @@ def _avro_batches(s: SliceSpec, columns: Sequence[Column], whole: bool
     import pyarrow as pa
 
     with s.fileio.open_reader(s.local) as source:
-        blocks = fastavro.block_reader(source)
-        writer = blocks.writer_schema
+        container = AvroFile(source, limit=DEFAULT_MAX_BLOB_SIZE, what="Avro data file")
+        writer = container.schema
         fields = [f for f in (writer.get("fields", []) if isinstance(writer, dict) else [])
                   if isinstance(f, dict)]
         if _has_avro_ids(writer):
@@ -290,23 +292,21 @@ def _avro_batches(s: SliceSpec, columns: Sequence[Column], whole: bool
                        for fid, name in names.items()}
             return first, len(pending), columns
 
-        block: Any
-        for block in blocks:
-            inside = whole or s.start <= block.offset - AVRO_SYNC_SIZE < s.start + s.length
+        for block in container.blocks():
+            inside = whole or s.start <= block.offset - SYNC_SIZE < s.start + s.length
             if inside:
                 if not pending:
                     first = position
-                data = block.bytes_
-                data.seek(0)
+                data = io.BytesIO(block.data)
                 pending.extend(fastavro.schemaless_reader(data, raw, None)
-                               for _ in range(block.num_records))
+                               for _ in range(block.count))
                 if len(pending) >= CHUNK_ROWS:
                     yield flush()
                     pending = []
             elif pending:
                 yield flush()
                 pending = []
-            position += block.num_records
+            position += block.count
         if pending:
             yield flush()
 

@@ -19,7 +19,9 @@ from puffin_cli.analysis.stats.files import (
     PositionDeleteFile,
 )
 from puffin_cli.blobs.arrow_values import SerializedColumn, serialize_column
+from puffin_cli.format.avro import AvroFile
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import FileIO, StorageError
 
 if TYPE_CHECKING:
@@ -61,11 +63,10 @@ def _read_position_deletes(fileio: FileIO, d: PositionDeleteFile) -> Any:
             with fileio.open_reader(d.local) as handle:
                 table = po.read_table(handle, columns=["file_path", "pos"])
         elif d.file_format == "avro":
-            import fastavro
-
             with fileio.open_stream(d.local) as source:
-                records: list[Any] = [(r["file_path"], r["pos"])  # type: ignore[index,call-overload]
-                                      for r in fastavro.reader(source)]
+                container = AvroFile(source, limit=DEFAULT_MAX_BLOB_SIZE,
+                                     what="position delete file")
+                records = [(r["file_path"], r["pos"]) for r in container.records()]
             table = pa.table({"file_path": pa.array([r[0] for r in records], pa.string()),
                               "pos": pa.array([r[1] for r in records], pa.int64())})
         else:
@@ -74,8 +75,8 @@ def _read_position_deletes(fileio: FileIO, d: PositionDeleteFile) -> Any:
                               path=d.local)
     except StorageError as exc:
         raise read_error(d.local, d.file_format, exc) from None
-    except PuffinError:
-        raise
+    except PuffinError as exc:
+        raise exc.with_path(d.local) from None
     except Exception as exc:
         raise read_error(d.local, d.file_format, exc) from None
     return table

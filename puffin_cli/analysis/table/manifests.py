@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from puffin_cli.analysis.table.metadata import PathMapper, Snapshot, normalize_location
+from puffin_cli.format.avro import AvroFile
 from puffin_cli.format.errors import ErrorKind, PuffinError
 from puffin_cli.format.numbers import decimal_int
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.format.typed import Obj, is_int
 from puffin_cli.storage import FileIO, StorageError
 
@@ -33,6 +35,9 @@ STATUS_DELETED = 2
 # Concurrent manifest reads, and how many snapshots ahead of the caller they run.
 READ_THREADS = 8
 SNAPSHOTS_AHEAD = 4
+# The most bytes one block of a manifest or manifest list may store or inflate to (a fixed
+# limit: Iceberg writes blocks of well under a MiB).
+MAX_AVRO_BLOCK = DEFAULT_MAX_BLOB_SIZE
 # A manifest as its entries inherit from it: path, sequence number, adding snapshot.
 ManifestKey = tuple[str, int, int | None]
 
@@ -96,10 +101,9 @@ class ManifestReader:
         self._count = threading.Lock()
 
     def _records(self, location: str, what: str) -> Iterator[Obj]:
-        """The records of one Avro file, each an :class:`Obj` for typed reads; anything the
-        Avro decoder raises on a corrupt file (bad blocks of any codec) is a bad file."""
-        import fastavro
-
+        """The records of one Avro file, each an :class:`Obj` for typed reads; every block
+        within :data:`MAX_AVRO_BLOCK` bytes, stored and inflated; anything the Avro decoder
+        raises on a corrupt file (bad blocks of any codec) is a bad file."""
         local = self.mapper.local(location)
         opened = ExitStack()
         try:
@@ -110,13 +114,19 @@ class ManifestReader:
         with self._count:
             self.files_opened += 1
         with opened:
-            records = fastavro.reader(handle)
+            def avro() -> Iterator[Any]:
+                yield from AvroFile(handle, limit=MAX_AVRO_BLOCK, what=what,
+                                    code="table.manifest").records()
+
+            records = avro()
             index = 0
             while True:
                 try:
                     record = next(records)
                 except StopIteration:
                     return
+                except PuffinError as exc:
+                    raise exc.with_path(location) from None
                 except OSError as exc:
                     raise PuffinError(f"cannot read: {exc.strerror}", code="table.manifest",
                                       path=location, kind=ErrorKind.IO) from None
