@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 from gen_cli_docs import walk
 
+from puffin_cli.cli.commands import SUMMARIES
 from puffin_cli.cli.grammar import Command
 from puffin_cli.cli.main import cli, main
 from puffin_cli.format.errors import PuffinError
@@ -254,3 +255,69 @@ def test_integer_options_take_ascii_decimal_digits_only(value: str) -> None:
 def test_integer_options_still_take_plain_numbers() -> None:
     assert invoke("inspect", "--limit", "3", STATS)[0] == 0
     assert invoke("dump-blob", DVS, "0", "--json", "--limit", "0")[0] == 0
+
+
+# --- shell completion ---------------------------------------------------------------------
+
+
+def _complete(instruction: str, words: str = "", cword: str = "") -> list[str]:
+    """What `puffin` answers a shell's completion request (click's protocol, through
+    ``_PUFFIN_COMPLETE``), as the script runs it: a process of its own."""
+    env = {**os.environ, "_PUFFIN_COMPLETE": instruction, "COMP_WORDS": words,
+           "COMP_CWORD": cword}
+    done = subprocess.run([sys.executable, "-m", "puffin_cli"], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    return done.stdout.splitlines()
+
+
+def test_completion_of_commands_options_and_values() -> None:
+    # commands come from the lazy group; `inspect` words do not take the quick path
+    assert _complete("bash_complete", "puffin ", "1") == [
+        f"plain,{name}" for name in sorted(SUMMARIES)]
+    assert _complete("bash_complete", "puffin ins", "1") == ["plain,inspect"]
+    assert _complete("bash_complete", "puffin inspect --no", "2") == ["plain,--no-decode"]
+    assert _complete("bash_complete", "puffin validate --junit", "2") == ["plain,--junit-xml"]
+    assert _complete("bash_complete", "puffin dump-blob x.puffin 0 --as ", "5") == [
+        "plain,bytes", "plain,hex", "plain,positions", "plain,sketch"]
+    assert _complete("bash_complete", "puffin stats ", "2") == ["plain,compute"]
+    # files and locations complete as file names; other text does not
+    assert _complete("bash_complete", "puffin inspect sam", "2") == ["file,sam"]
+    assert _complete("bash_complete", "puffin validate --junit-xml r", "3") == ["file,r"]
+    assert _complete("bash_complete", "puffin scan --files-from l", "3") == ["file,l"]
+    assert _complete("bash_complete", "puffin write o.puffin --positions ", "4") == [""]
+    zsh = _complete("zsh_complete", "puffin validate --prof", "2")
+    assert zsh[:2] == ["plain", "--profile"]
+    fish = _complete("fish_complete", "puffin tab", "tab")
+    assert fish[0].startswith("plain,table")
+    # an unknown command is no error while completing: the group's own options are offered
+    assert "plain,--version" in _complete("bash_complete", "puffin bogus --", "2")
+
+
+@pytest.mark.parametrize(("shell", "needle"), [
+    ("bash", "complete -o nosort -F _puffin_completion puffin"),
+    ("zsh", "compdef _puffin_completion puffin"),
+    ("fish", "complete --no-files --command puffin"),
+])
+def test_completion_scripts(shell: str, needle: str) -> None:
+    assert needle in "\n".join(_complete(f"{shell}_source"))
+
+
+def test_bash_completes_through_the_sourced_script(tmp_path: Path) -> None:
+    """The script `eval "$(_PUFFIN_COMPLETE=bash_source puffin)"` defines, run by bash."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "puffin"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m puffin_cli "$@"\n')
+    script.chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    program = ('eval "$(_PUFFIN_COMPLETE=bash_source puffin)"\n'
+               "COMP_WORDS=(puffin val); COMP_CWORD=1; _puffin_completion puffin\n"
+               'echo "${COMPREPLY[@]}"\n'
+               "COMPREPLY=(); COMP_WORDS=(puffin validate --pro); COMP_CWORD=2\n"
+               "_puffin_completion puffin\n"
+               'echo "${COMPREPLY[@]}"\n')
+    done = subprocess.run(["bash", "--norc", "-c", program], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["validate", "--profile"]

@@ -92,13 +92,37 @@ def take_global_flags(ctx: click.Context, args: Sequence[str]) -> list[str]:
     return kept
 
 
+# Text parameters that name files or locations (by metavar, or a --…-from list): the shell
+# completes them as file names.
+_LOCATION_METAVARS = frozenset({"FILE", "FILE...", "OUTPUT", "PATH", "PATH...", "[PATH]...",
+                                "PATH|GLOB", "SPEC.json", "TABLE"})
+
+
+class _Location(click.types.StringParamType):
+    """Text, completed by the shell as a file name (the value may be any location)."""
+
+    def shell_complete(self, ctx: click.Context, param: click.Parameter,
+                       incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        return [CompletionItem(incomplete, type="file")]
+
+
+_LOCATION = _Location()
+
+
 class Command(click.Command):
-    """A command with the shared grammar: global flags anywhere, old spellings rewritten."""
+    """A command with the shared grammar: global flags anywhere, old spellings rewritten;
+    file and location parameters complete as file names in a shell."""
 
     def __init__(self, *args: Any, renamed: dict[str, Renamed] | None = None,
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.renamed = renamed or {}
+        for param in self.params:
+            if type(param.type) is click.types.StringParamType and (
+                    param.metavar in _LOCATION_METAVARS or (param.name or "").endswith("_from")):
+                param.type = _LOCATION
 
     def rewrite(self, ctx: click.Context, args: Sequence[str]) -> list[str]:
         out: list[str] = []
@@ -179,7 +203,8 @@ class Group(click.Group):
     def resolve_command(self, ctx: click.Context, args: list[str]
                         ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0]
-        if not name.startswith("-") and self.get_command(ctx, name) is None:
+        if (not name.startswith("-") and not ctx.resilient_parsing  # (shell completion)
+                and self.get_command(ctx, name) is None):
             close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.5)
             hint = f" (did you mean {' or '.join(close)}?)" if close else ""
             raise click.UsageError(f"no such command '{name}'{hint}", ctx)

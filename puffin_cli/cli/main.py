@@ -37,6 +37,8 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
+# The environment variable of click's shell completion for the ``puffin`` script.
+COMPLETE_VAR = "_PUFFIN_COMPLETE"
 # After a signal, the main thread gets this long to unwind (remove its temp files, print its
 # line) before the process ends without it: it may be blocked in C code that never returns.
 SIGNAL_GRACE_SECONDS = 2.0
@@ -168,11 +170,27 @@ def _run_group(args: list[str]) -> int:
     return result if isinstance(result, int) else EXIT_OK
 
 
+def _complete() -> int | None:
+    """Shell completion (``_PUFFIN_COMPLETE=bash_source puffin`` prints the script a shell
+    sources; the script then asks for completions through the same variable): click's own,
+    on the lazy group; ``None`` when the variable is not set."""
+    instruction = os.environ.get(COMPLETE_VAR, "")
+    if not instruction:
+        return None
+    from click.shell_completion import shell_complete
+
+    from puffin_cli.cli.group import cli
+
+    return shell_complete(cli, {}, "puffin", COMPLETE_VAR, instruction)
+
+
 def _run(args: list[str]) -> int:
     from puffin_cli.cli.quick import quick_inspect
 
     try:
-        code = quick_inspect(args)
+        code = _complete()
+        if code is None:
+            code = quick_inspect(args)
         if code is None:
             code = _run_group(args)
     except SystemExit as exc:  # a command's own sys.exit(code)
