@@ -1,4 +1,4 @@
-"""Manifest lists and manifests (Avro), read with fastavro.
+"""Manifest lists and manifests (Avro), read block by block within a bound (format/avro.py).
 
 Only what the table checks need is kept. Sequence numbers and snapshot IDs that an entry leaves
 null are inherited from the manifest list, as the spec says (0 for v1 manifests). A
