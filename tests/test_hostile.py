@@ -643,26 +643,28 @@ def test_lone_surrogates_in_every_command_and_output_form(tmp_path: Path,
 
 @pytest.mark.parametrize("where", ["statistics", "partition-statistics", "manifest-list",
                                    "manifests", "location"])
-def test_locations_no_file_name_can_hold(tmp_path: Path, base_table: Path, where: str) -> None:
-    """A location in table metadata with a lone surrogate that no file name can hold (from a
-    ``\\ud800`` escape) is a bad table, named on one line; never exit 3."""
+@pytest.mark.parametrize(("character", "what"), [(SURROGATE, "lone surrogate"), ("\0", "NUL")])
+def test_locations_no_file_name_can_hold(tmp_path: Path, base_table: Path, where: str,
+                                         character: str, what: str) -> None:
+    """A location in table metadata with a lone surrogate (from a ``\\ud800`` escape) or a
+    NUL, which no file name can hold, is a bad table, named on one line; never exit 3."""
     table, meta = table_copy(base_table, tmp_path / "t")
-    bad = f"{meta['location']}/metadata/x{SURROGATE}.avro"
+    bad = f"{meta['location']}/metadata/x{character}.avro"
     key = "statistics-path"
     if where in ("statistics", "partition-statistics"):
         meta[where] = [{"snapshot-id": meta["current-snapshot-id"], "statistics-path": bad,
                         "file-size-in-bytes": 10, "file-footer-size-in-bytes": 4,
                         "blob-metadata": []}]
     elif where == "manifest-list":
-        meta["snapshots"][-1]["manifest-list"] = key = bad
+        meta["snapshots"][-1]["manifest-list"] = bad
         key = "manifest-list"
     elif where == "manifests":
         del meta["snapshots"][-1]["manifest-list"]
         meta["snapshots"][-1]["manifests"] = [bad]
         key = "manifests"
     else:
-        meta["location"] = SURROGATE
+        meta["location"] = character
         key = "location"
     save(table, meta)
     for args in ((), ("--json",), ("--jsonl", "--all-snapshots")):
-        assert_one_line(run("table", *args, table), 1, f"'{key}'", "lone surrogate")
+        assert_one_line(run("table", *args, table), 1, f"'{key}'", what)

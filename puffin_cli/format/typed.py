@@ -86,21 +86,27 @@ class Obj:
         return value
 
     def location(self, key: str, default: Any = _MISSING) -> Any:
-        """A string that names a file or object: a lone surrogate (a ``\\ud800`` escape in
-        JSON) that no file name can hold is refused here, before any path is built of it."""
+        """A string that names a file or object: a NUL or a lone surrogate (a ``\\ud800``
+        escape in JSON) that no file name can hold is refused here, before any path is built
+        of it."""
         value = self.text(key, default)
         if isinstance(value, str):
             self.check_location(key, value)
         return value
 
     def check_location(self, key: str, value: str) -> None:
+        """No file name holds a NUL, nor a lone surrogate outside surrogateescape's range."""
+        bad = value.find("\0")
+        what = "a NUL"
         try:
             os.fsencode(value)
         except UnicodeEncodeError as exc:
+            if bad < 0 or exc.start < bad:
+                bad, what = exc.start, f"a lone surrogate ({value[exc.start]!r})"
+        if bad >= 0:
             raise PuffinError(f"{self.where}: '{key}' is not a usable location: character "
-                              f"{exc.start} is a lone surrogate "
-                              f"({value[exc.start]!r}) that no file name can hold",
-                              code=self.code, path=self.path) from None
+                              f"{bad} is {what} that no file name can hold",
+                              code=self.code, path=self.path)
 
     def array(self, key: str) -> list[Any]:
         """A list; absent or null is empty."""
