@@ -17,8 +17,9 @@ from tables.synthetic import dv_table
 from test_catalog import rest_catalog, sql_catalog  # noqa: F401  (fixtures)
 
 from puffin_cli.analysis.table.commit import commit, commit_statistics
+from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.loading import Table
-from puffin_cli.analysis.table.manifests import ContentFile, snapshot_files
+from puffin_cli.analysis.table.manifests import ContentFile
 from puffin_cli.analysis.table.metadata import Snapshot
 from puffin_cli.analysis.table.snapshot_writer import DeleteFile, replace_delete_files
 from puffin_cli.analysis.table.updates import StatisticsFileEntry, TableChange
@@ -53,7 +54,7 @@ def live_dvs(table: Table) -> dict[str, ContentFile]:
     """Data file -> its live DV in the current snapshot."""
     snapshot = table.current_snapshot()
     assert snapshot is not None
-    files = snapshot_files(table.manifests, snapshot)
+    files = LiveFiles.of(table.manifests, snapshot)
     return {d.referenced_data_file or "": d for d in files.delete_files}
 
 

@@ -55,8 +55,10 @@ class TablePuffinFiles:
 
 
 def table_puffin_files(table: Table, identifier: str) -> TablePuffinFiles:
-    """Every Puffin file ``table`` references (each manifest read once) and the orphans."""
-    from puffin_cli.analysis.table.manifests import CONTENT_DATA
+    """Every Puffin file ``table`` references (its delete manifests read once: the live
+    files of every snapshot, :class:`LiveFiles`) and the orphans."""
+    from puffin_cli.analysis.table.live import LiveFiles
+    from puffin_cli.analysis.table.orphans import find_orphans
 
     referenced: dict[str, None] = {}
     for stats in table.metadata.statistics:
@@ -64,17 +66,11 @@ def table_puffin_files(table: Table, identifier: str) -> TablePuffinFiles:
     for part in table.metadata.partition_statistics:
         if part.path.endswith(PUFFIN_SUFFIXES):
             referenced[table.local(part.path)] = None
-    seen: set[str] = set()
-    for snapshot in table.snapshots():
-        for manifest in table.manifests.manifest_files(snapshot):
-            if manifest.content == CONTENT_DATA or manifest.path in seen:
-                continue
-            seen.add(manifest.path)
-            for entry in table.manifests.live_files(manifest):
-                if entry.is_dv:
-                    referenced[table.local(entry.path)] = None
-    from puffin_cli.analysis.table.orphans import find_orphans
-
+    for _snapshot, _live, changes in LiveFiles.walk(table.manifests, table.snapshots(),
+                                                    deletes_only=True):
+        for _id, entry in changes.deletes_added:
+            if entry.is_dv:
+                referenced[table.local(entry.path)] = None
     orphans = find_orphans(table.fileio, table.table_dir, referenced)
     return TablePuffinFiles(identifier, tuple(referenced),
                             tuple(info.location for info in orphans), table.fileio)

@@ -7,8 +7,9 @@
   (``referenced_data_file``, or equal lower and upper bounds of ``file_path``) naming it, and
   the partition-scoped ones of its spec and partition, each with that sequence condition;
 - a deletion vector, to its ``referenced_data_file`` when that file's data sequence number is
-  at most the DV's; a data file with a DV gets no position delete file (Iceberg's rule: the
-  DV replaces them);
+  at most the DV's (a snapshot where that fails, or with two DVs for one data file, is
+  refused: :func:`.plan.applicable_dvs`); a data file with a DV gets no position delete file
+  (Iceberg's rule: the DV replaces them);
 - an equality delete file, to data files whose data sequence number is strictly lower than
   the delete file's and whose partition (spec ID and values) equals the delete file's, or to
   every such data file when the delete file's spec is unpartitioned (no field, or only
@@ -39,11 +40,8 @@ from puffin_cli.analysis.stats.files import (
     primitive_type,
     top_level_fields,
 )
-from puffin_cli.analysis.table.manifests import (
-    CONTENT_EQUALITY_DELETES,
-    ContentFile,
-    SnapshotFiles,
-)
+from puffin_cli.analysis.table.live import LiveFiles
+from puffin_cli.analysis.table.manifests import CONTENT_EQUALITY_DELETES, ContentFile
 from puffin_cli.analysis.table.metadata import (
     PathMapper,
     TableMetadata,
@@ -124,14 +122,14 @@ def equality_column(metadata: TableMetadata, schema: dict[str, Any], field_id: i
 
 
 def attach_equality_deletes(metadata: TableMetadata, mapper: PathMapper, schema: dict[str, Any],
-                      files: SnapshotFiles, data: list[DataFile]) -> list[DataFile]:
+                      files: LiveFiles, data: list[DataFile]) -> list[DataFile]:
     """``data`` with partition keys and the equality delete files that apply to each."""
-    applying = equality_deletes_by_file(metadata.specs, files.data_files.values(),
+    applying = equality_deletes_by_file(metadata.specs, files.data.values(),
                                         files.delete_files)
     deletes = {d.path: d for d in files.delete_files}
     current = {f["id"]: f for f in top_level_fields(metadata.schemas[metadata.current_schema_id])}
     keys: dict[tuple[int, tuple[tuple[str, Any], ...]], int] = {}
-    for entry in files.data_files.values():
+    for entry in files.data.values():
         keys.setdefault(_partition_of(entry), len(keys))
     converted: dict[str, EqualityDeleteFile] = {}
 
@@ -158,7 +156,7 @@ def attach_equality_deletes(metadata: TableMetadata, mapper: PathMapper, schema:
 
     out = []
     for f in data:
-        entry = files.data_files[f.location]
+        entry = files.data[f.location]
         out.append(replace(f, partition_key=keys[_partition_of(entry)],
                            equality_deletes=tuple(
                                convert(d) for d in applying.get(f.location, ())
@@ -268,7 +266,7 @@ def referenced_data_file(entry: ContentFile) -> str | None:
     return lower.decode("utf-8", errors="replace")
 
 
-def attach_position_deletes(files: SnapshotFiles, data: list[DataFile],
+def attach_position_deletes(files: LiveFiles, data: list[DataFile],
                       positions: list[tuple[ContentFile, PositionDeleteFile]],
                       dvs: list[DeletionVectorRef]) -> list[DataFile]:
     """``data`` with the position deletes Iceberg's ``DeleteFileIndex`` attaches: the file's
@@ -284,14 +282,14 @@ def attach_position_deletes(files: SnapshotFiles, data: list[DataFile],
             by_path.setdefault(converted.referenced_data_file, []).append(converted)
         else:
             by_partition.setdefault(_partition_of(entry), []).append(converted)
-    dv_by_path = {dv.data_file: dv for dv in dvs}
+    dv_by_path = {dv.data_file: dv for dv in dvs}  # one at most per file: plan.applicable_dvs
     out = []
     for f in data:
         dv = dv_by_path.get(f.location)
         if dv is not None:
             out.append(replace(f, deletion_vector=dv))
             continue
-        candidates = (by_partition.get(_partition_of(files.data_files[f.location]), [])
+        candidates = (by_partition.get(_partition_of(files.data[f.location]), [])
                       + by_path.get(f.location, []))
         out.append(replace(f, position_deletes=tuple(
             d for d in candidates if d.sequence_number >= f.sequence_number)))

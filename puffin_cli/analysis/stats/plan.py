@@ -39,12 +39,9 @@ from puffin_cli.analysis.stats.files import (
     top_level_fields,
 )
 from puffin_cli.analysis.stats.manifest_order import planning_order
+from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.loading import Table
-from puffin_cli.analysis.table.manifests import (
-    CONTENT_EQUALITY_DELETES,
-    ContentFile,
-    snapshot_files,
-)
+from puffin_cli.analysis.table.manifests import CONTENT_EQUALITY_DELETES, ContentFile
 from puffin_cli.analysis.table.metadata import (
     Snapshot,
     TableMetadata,
@@ -171,13 +168,35 @@ def identity_constants(metadata: TableMetadata, entry: ContentFile
                  and isinstance(f.get("source-id"), int) and f.get("name") in entry.partition)
 
 
+def applicable_dvs(live: LiveFiles) -> dict[str, ContentFile]:
+    """Data file path -> its deletion vector, for the live data files that have one; an error
+    naming the finding of ``puffin table`` when Iceberg cannot apply a snapshot's DVs (two for
+    one data file, or one older than its data file: :mod:`puffin_cli.analysis.table.live`)."""
+    problems = live.dv_problems()
+    if problems:
+        first = problems[0]
+        if first.code == "table.dv.duplicate":
+            what = f"{len(first.dvs)} deletion vectors for data file {first.data_file}"
+        else:
+            assert first.data is not None
+            what = (f"the deletion vector of data file {first.data_file} has data sequence "
+                    f"number {first.dvs[0].sequence_number}, below the data file's "
+                    f"{first.data.sequence_number}")
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise PuffinError(f"{what}{more}: Iceberg cannot apply these deletes (its scans fail), "
+                          f"so no statistics can describe the snapshot; run `puffin table` to "
+                          f"see the finding ({first.code})", code="stats.dv")
+    return {path: dvs[0] for path in live.data
+            if len(dvs := live.dvs_for(path)) == 1}
+
+
 def plan_snapshot(table: Table, snapshot: Snapshot, columns: list[str] | None) -> StatsPlan:
     """The plan for one snapshot: live data files with the deletes that apply to them."""
     metadata, mapper = table.metadata, table.mapper
     schema_id, chosen, skipped = select_columns(metadata, snapshot, columns)
-    files = snapshot_files(table.manifests, snapshot)
+    live = LiveFiles.of(table.manifests, snapshot)
     data: list[DataFile] = []
-    for entry in planning_order(files.data_files.values()):
+    for entry in planning_order(live.data.values()):
         fmt = entry.file_format.lower()
         if fmt not in DATA_FORMATS:
             raise PuffinError(f"{entry.path}: data file format {entry.file_format} is not "
@@ -187,18 +206,19 @@ def plan_snapshot(table: Table, snapshot: Snapshot, columns: list[str] | None) -
                              entry.record_count, entry.sequence_number,
                              file_size=entry.file_size, split_offsets=entry.split_offsets,
                              constants=identity_constants(metadata, entry)))
+    applying = applicable_dvs(live)
     positions: list[tuple[ContentFile, PositionDeleteFile]] = []
     dvs: list[DeletionVectorRef] = []
-    for entry in files.delete_files:
+    for entry in live.delete_files:
         if entry.is_dv:
-            target = files.data_files.get(entry.referenced_data_file or "")
-            if target is None or target.sequence_number > entry.sequence_number:
+            if applying.get(entry.referenced_data_file or "") is not entry:
                 continue
             if entry.content_offset is None or entry.content_size is None:
                 raise PuffinError(f"{entry.path}: deletion vector for "
                                   f"{entry.referenced_data_file} has no content_offset or "
                                   "content_size_in_bytes", code="stats.dv")
-            dvs.append(DeletionVectorRef(target.path, local_path(mapper, entry.path),
+            dvs.append(DeletionVectorRef(entry.referenced_data_file or "",
+                                         local_path(mapper, entry.path),
                                          entry.content_offset, entry.content_size,
                                          entry.record_count))
         elif entry.content != CONTENT_EQUALITY_DELETES:
@@ -207,8 +227,8 @@ def plan_snapshot(table: Table, snapshot: Snapshot, columns: list[str] | None) -
                 entry.record_count, entry.sequence_number, entry.file_size,
                 referenced_data_file(entry))))
     data = attach_equality_deletes(metadata, mapper,
-                                   metadata.schema_for(snapshot.snapshot_id)[1], files, data)
-    data = attach_position_deletes(files, data, positions, dvs)
+                                   metadata.schema_for(snapshot.snapshot_id)[1], live, data)
+    data = attach_position_deletes(live, data, positions, dvs)
     equality = {d.location: d for f in data for d in f.equality_deletes}
     return StatsPlan(table, snapshot, schema_id, chosen, skipped,
                      tuple(data), tuple(p for _, p in positions), tuple(dvs),

@@ -40,6 +40,7 @@ from typing import Any
 
 from puffin_cli.analysis import dv_containers
 from puffin_cli.analysis.table.fields import FieldNames
+from puffin_cli.analysis.table.live import dv_applies
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.manifests import ContentFile
 from puffin_cli.analysis.table.metadata import (
@@ -303,15 +304,10 @@ class TableChecks:
     def statistics_choice(self, snapshot: Snapshot) -> StatisticsChoice:
         by_snapshot = {e.snapshot_id: e.path for e in self.metadata.statistics}
         spark = by_snapshot.get(snapshot.snapshot_id)
-        seen: set[int] = set()
-        current: Snapshot | None = snapshot
-        while current is not None and current.snapshot_id not in seen:
-            seen.add(current.snapshot_id)
-            if current.snapshot_id in by_snapshot:
-                return StatisticsChoice(spark, by_snapshot[current.snapshot_id],
-                                        current.snapshot_id)
-            current = (None if current.parent_id is None
-                       else self.metadata.snapshot(current.parent_id))
+        for ancestor in self.table.ancestors(snapshot):
+            if ancestor.snapshot_id in by_snapshot:
+                return StatisticsChoice(spark, by_snapshot[ancestor.snapshot_id],
+                                        ancestor.snapshot_id)
         return StatisticsChoice(spark, None, None)
 
     # deletion vectors ----------------------------------------------------------------------
@@ -434,7 +430,7 @@ class TableChecks:
         if top is not None and top >= data.record_count:
             self.add("table.dv.position-range", facts(Mismatch(
                 "position", "data-file", data.record_count, top)))
-        if entry.sequence_number < data.sequence_number:
+        if not dv_applies(entry, data):
             self.add("table.dv.sequence", facts(Mismatch(
                 "sequence_number", "data-file", entry.sequence_number, data.sequence_number)))
         if entry.spec_id != data.spec_id or entry.partition != data.partition:

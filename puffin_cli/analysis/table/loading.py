@@ -23,7 +23,7 @@ chosen and a field ID named.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -147,6 +147,18 @@ class Table:
     def snapshots(self) -> list[Snapshot]:
         """Every snapshot, oldest first (by sequence number, then time)."""
         return sorted(self.metadata.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms))
+
+    def ancestors(self, snapshot: Snapshot) -> Iterator[Snapshot]:
+        """``snapshot``, its parent, the parent's parent... (``parent-snapshot-id``) while the
+        table has them; each snapshot at most once, so a cycle in the parents ends the walk
+        (and so does the number of snapshots the table has)."""
+        seen: set[int] = set()
+        current: Snapshot | None = snapshot
+        while current is not None and current.snapshot_id not in seen:
+            yield current
+            seen.add(current.snapshot_id)
+            current = (None if current.parent_id is None
+                       else self.metadata.snapshot(current.parent_id))
 
     # field names ----------------------------------------------------------------------------
 

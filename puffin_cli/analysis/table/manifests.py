@@ -197,13 +197,15 @@ class ManifestReader:
     def _all_live_files(self, manifest: ManifestFile) -> list[ContentFile]:
         return list(self.live_files(manifest))
 
-    def snapshots_manifests(self, snapshots: Sequence[Snapshot]
+    def snapshots_manifests(self, snapshots: Sequence[Snapshot], *, deletes_only: bool = False
                             ) -> Iterator[list[tuple[ManifestKey, list[ContentFile]]]]:
         """The manifests of each snapshot, in order, as (key, live entries): each manifest
         list and manifest read once (see the module docstring), so a manifest listed by many
-        snapshots comes with the same key and the same entries list every time."""
+        snapshots comes with the same key and the same entries list every time.
+        ``deletes_only``: the delete manifests only."""
         with ThreadPoolExecutor(READ_THREADS, thread_name_prefix="manifests") as pool:
-            lists = list(pool.map(self.manifest_files, snapshots))
+            lists = [[m for m in listed if not deletes_only or m.content != CONTENT_DATA]
+                     for listed in pool.map(self.manifest_files, snapshots)]
             uses = Counter(manifest_key(m) for listed in lists for m in listed)
             reads: dict[ManifestKey, Future[list[ContentFile]]] = {}
 
@@ -253,26 +255,6 @@ def _metric(data_file: Obj, key: str, valid: Callable[[Any], bool]) -> dict[int,
         out[number] = item
     return out
 
-
-@dataclass(frozen=True)
-class SnapshotFiles:
-    """The live files of one snapshot, split by content."""
-
-    data_files: dict[str, ContentFile]
-    delete_files: tuple[ContentFile, ...]
-
-
-def snapshot_files(reader: ManifestReader, snapshot: Snapshot) -> SnapshotFiles:
-    """Read a snapshot's manifest list and every manifest it lists, nothing else."""
-    data: dict[str, ContentFile] = {}
-    deletes: list[ContentFile] = []
-    for _key, entries in next(reader.snapshots_manifests([snapshot])):
-        for entry in entries:
-            if entry.content == CONTENT_DATA:
-                data[entry.path] = entry
-            else:
-                deletes.append(entry)
-    return SnapshotFiles(data, tuple(deletes))
 
 def manifest_key(manifest: ManifestFile) -> ManifestKey:
     """A manifest as entries inherit from it: the same file listed with the same numbers."""

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from puffin_cli.analysis.table.checks import TableChecks
+from puffin_cli.analysis.table.live import DeleteId, LiveChanges, LiveFiles
 from puffin_cli.analysis.table.loading import Table
-from puffin_cli.analysis.table.manifests import CONTENT_DATA, ContentFile, ManifestKey
 from puffin_cli.analysis.table.metadata import Snapshot, find_tables, is_table_dir
 from puffin_cli.analysis.table.report import (
     DeletionVector,
@@ -46,8 +46,6 @@ from puffin_cli.storage import FileIO
 
 # (snapshots done, snapshots in all): called after each snapshot of a table.
 Progress = Callable[[int, int], None]
-# A deletion vector entry: its manifest and its index among the manifest's live entries.
-_DvId = tuple[ManifestKey, int]
 
 
 def _order(dv: DeletionVector) -> tuple[str, str]:
@@ -64,24 +62,24 @@ class SnapshotChanges:
     removed: tuple[DeletionVector, ...]
 
 
-class _LiveFiles:
-    """The live files of the snapshot being walked, kept up to date manifest by manifest."""
+class _WalkState:
+    """The deletion vectors of the snapshot being walked, checked, kept up to date from the
+    changes of its :class:`LiveFiles`."""
 
     def __init__(self, checks: TableChecks) -> None:
         self.checks = checks
-        self.manifests: dict[ManifestKey, list[ContentFile]] = {}
-        self.data: dict[str, ContentFile] = {}
-        self.data_rows = 0
-        self.other_deletes = 0
-        self.entries: dict[_DvId, ContentFile] = {}
-        self.dvs: dict[_DvId, DeletionVector] = {}
-        self.by_data_file: defaultdict[str, set[_DvId]] = defaultdict(set)
+        self.files = LiveFiles()
+        self.dvs: dict[DeleteId, DeletionVector] = {}
         self.dv_files: Counter[str] = Counter()
         self.dv_bytes = 0
         self.deleted_rows = 0
         self.duplicates_reported: set[tuple[str, int]] = set()
 
-    def _set(self, dv_id: _DvId, view: DeletionVector | None) -> DeletionVector | None:
+    @property
+    def other_deletes(self) -> int:
+        return len(self.files.deletes) - self.files.dv_count
+
+    def _set(self, dv_id: DeleteId, view: DeletionVector | None) -> DeletionVector | None:
         """Put ``view`` in place of the DV's current view (``None`` drops it); the old one."""
         old = self.dvs.pop(dv_id, None)
         if old is not None:
@@ -97,72 +95,42 @@ class _LiveFiles:
             self.deleted_rows += view.record_count
         return old
 
-    def advance(self, snapshot_id: int,
-                manifests: list[tuple[ManifestKey, list[ContentFile]]]) -> SnapshotChanges:
-        """Make the state the snapshot's, whose manifests are ``manifests``."""
-        listed = dict(manifests)
+    def advance(self, snapshot_id: int, changes: LiveChanges) -> SnapshotChanges:
+        """Check what ``changes`` (the live files' move to the snapshot) brought."""
+        files = self.files
         added: list[DeletionVector] = []
         removed: list[DeletionVector] = []
-        changed_data: set[str] = set()
-        for key in [k for k in self.manifests if k not in listed]:
-            for index, entry in enumerate(self.manifests.pop(key)):
-                if entry.content == CONTENT_DATA:
-                    if self.data.get(entry.path) is entry:
-                        del self.data[entry.path]
-                        self.data_rows -= entry.record_count
-                        changed_data.add(entry.path)
-                elif entry.is_dv:
-                    dv_id = (key, index)
-                    del self.entries[dv_id]
-                    self.by_data_file[entry.referenced_data_file or ""].discard(dv_id)
-                    old = self._set(dv_id, None)
-                    if old is not None:
-                        removed.append(old)
-                else:
-                    self.other_deletes -= 1
-        new_dvs: list[_DvId] = []
-        for key, entries in listed.items():
-            if key in self.manifests:
-                continue
-            self.manifests[key] = entries
-            for index, entry in enumerate(entries):
-                if entry.content == CONTENT_DATA:
-                    before = self.data.get(entry.path)
-                    self.data_rows += entry.record_count - (0 if before is None
-                                                            else before.record_count)
-                    self.data[entry.path] = entry
-                    changed_data.add(entry.path)
-                elif entry.is_dv:
-                    dv_id = (key, index)
-                    self.entries[dv_id] = entry
-                    self.by_data_file[entry.referenced_data_file or ""].add(dv_id)
-                    new_dvs.append(dv_id)
-                else:
-                    self.other_deletes += 1
+        for dv_id, entry in changes.deletes_removed:
+            if entry.is_dv:
+                old = self._set(dv_id, None)
+                if old is not None:
+                    removed.append(old)
+        changed_data = {e.path for e in changes.data_removed + changes.data_added}
         for path in changed_data:  # DVs already live whose data file changed
-            for dv_id in self.by_data_file.get(path, ()):
+            for dv_id in files.dvs_by_data_file.get(path, ()):
                 if dv_id in self.dvs:
-                    view = self.checks.deletion_vector(snapshot_id, self.entries[dv_id],
-                                                       self.data)
+                    view = self.checks.deletion_vector(snapshot_id, files.deletes[dv_id],
+                                                       files.data)
                     if view is not self.dvs[dv_id]:
                         old = self._set(dv_id, view)
                         assert old is not None
                         removed.append(old)
                         added.append(view)
-        for dv_id in new_dvs:
-            view = self.checks.deletion_vector(snapshot_id, self.entries[dv_id], self.data)
-            self._set(dv_id, view)
-            added.append(view)
+        for dv_id, entry in changes.deletes_added:
+            if entry.is_dv:
+                view = self.checks.deletion_vector(snapshot_id, entry, files.data)
+                self._set(dv_id, view)
+                added.append(view)
         self._duplicates(snapshot_id, {dv.data_file for dv in added if dv.data_file})
         return SnapshotChanges(tuple(sorted(added, key=_order)),
                                tuple(sorted(removed, key=_order)))
 
     def _duplicates(self, snapshot_id: int, data_files: set[str]) -> None:
         for data_file in sorted(data_files):
-            count = len(self.by_data_file.get(data_file, ()))
+            count = len(self.files.dvs_by_data_file.get(data_file, ()))
             if count > 1 and (data_file, count) not in self.duplicates_reported:
                 self.duplicates_reported.add((data_file, count))
-                entries = sorted((self.entries[dv_id] for dv_id in self.by_data_file[data_file]),
+                entries = sorted(self.files.dvs_for(data_file),
                                  key=lambda e: (e.path, e.content_offset or 0))
                 files = (FileRef(DATA, data_file), *(
                     FileRef(DELETES, e.path, e.content_offset, e.content_size) for e in entries))
@@ -204,19 +172,19 @@ class TableWalk:
 
     def snapshots(self, progress: Progress | None = None
                   ) -> Iterator[tuple[SnapshotView, SnapshotChanges]]:
-        live = _LiveFiles(self.checks)
+        live = _WalkState(self.checks)
         total = len(self.selected)
-        every = self.table.manifests.snapshots_manifests(self.selected)
-        for done, (snapshot, manifests) in enumerate(zip(self.selected, every, strict=True),
-                                                     1):
-            changes = live.advance(snapshot.snapshot_id, manifests)
+        every = LiveFiles.walk(self.table.manifests, self.selected)
+        for done, (snapshot, files, moved) in enumerate(every, 1):
+            live.files = files
+            changes = live.advance(snapshot.snapshot_id, moved)
             view = self._view(snapshot, live)
             self.views.append(view)
             if progress is not None:
                 progress(done, total)
             yield view, changes
 
-    def _view(self, snapshot: Snapshot, live: _LiveFiles) -> SnapshotView:
+    def _view(self, snapshot: Snapshot, live: _WalkState) -> SnapshotView:
         sid = snapshot.snapshot_id
         checks = self.checks
         stats = checks.statistics_files(sid)
@@ -229,8 +197,8 @@ class TableWalk:
             dv_bytes=live.dv_bytes,
             deleted_rows=live.deleted_rows,
             other_delete_files=live.other_deletes,
-            data_files=len(live.data),
-            data_rows=live.data_rows,
+            data_files=len(live.files.data),
+            data_rows=live.files.data_rows,
         )
         return SnapshotView(
             snapshot_id=sid, parent_id=snapshot.parent_id,
