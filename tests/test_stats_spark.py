@@ -99,8 +99,9 @@ def test_sketch_bytes_equal_icebergs(name: str, stats_tables: Path, spark: Any,
         # l has 4,370 distinct values in types_v2: estimation mode, still identical.
         assert column.exact == (name == "types_v3" or column.name != "l"), column.name
     with PuffinReader(result.statistics_path) as reader:
-        assert reader.metadata.properties == {"created-by": reader.metadata.properties[
-            "created-by"]}
+        assert reader.metadata.properties == {
+            "puffin-cli.uuid-hash": "text",
+            "created-by": reader.metadata.properties["created-by"]}
         assert reader.metadata.properties["created-by"].startswith("puffin-cli ")
         assert [b.fields[0] for b in reader.metadata.blobs] == [c.field_id
                                                                 for c in result.columns]
@@ -127,6 +128,30 @@ def test_estimation_mode(stats_tables: Path, spark: Any, tmp_path: Path) -> None
     m = by_name["m"]
     assert m.retained < 4096 and m.ndv == 5009
     assert (by_name["k"].retained, by_name["h"].retained) == (4096, 4096)
+
+
+def test_sketches_in_process_equal_icebergs(stats_tables: Path, tmp_path: Path) -> None:
+    """The steps without Spark: the same task groups sketched in this process give Iceberg's
+    sketches (estimation mode included); the statistics entry lists the blob metadata the
+    writer wrote."""
+    from puffin_cli.analysis.stats import steps
+
+    table = copy_table(stats_tables, "wide_v2", tmp_path)
+    _, iceberg = iceberg_statistics(table)
+    plan = steps.plan_statistics(Table.load(table), None, None)
+    sketches = steps.sketch_in_process(plan, 200)  # local[2]: max(2, 200 shuffle partitions)
+    written = steps.write_statistics(plan, sketches)
+    ours = read_blobs(written.path)
+    assert sorted(ours) == sorted(iceberg)
+    for field_id, (blob, data) in ours.items():
+        assert data == iceberg[field_id][1], field_id
+        assert blob.properties == iceberg[field_id][0].properties
+    entry = written.entry().to_json()
+    assert entry["file-size-in-bytes"] == Path(written.path).stat().st_size
+    assert entry["blob-metadata"] == [
+        {"type": b.type, "snapshot-id": b.snapshot_id, "sequence-number": b.sequence_number,
+         "fields": list(b.fields), "properties": b.properties}
+        for b, _ in (ours[c.field_id] for c in plan.columns)]
 
 
 def test_columns_and_snapshot_options(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
@@ -189,6 +214,8 @@ def test_uuid_column_hashed_as_text(stats_tables: Path, spark: Any, tmp_path: Pa
     as_bytes = run(table, spark, columns=["u"], uuid_as_string=False)
     _, iceberg = iceberg_statistics(table)
     assert as_bytes.columns[0].ndv != int(iceberg[2][0].properties["ndv"])
+    with PuffinReader(as_bytes.statistics_path) as reader:
+        assert reader.metadata.properties["puffin-cli.uuid-hash"] == "bytes"
 
 
 def test_avro_data_files(stats_tables: Path, spark: Any, tmp_path: Path) -> None:

@@ -1,0 +1,144 @@
+"""The steps of ``puffin stats compute``, each usable alone (no pyspark here):
+
+1. :func:`plan_statistics`: the snapshot, its columns, live files and the deletes that apply
+   (:mod:`.plan`); the task groups follow from it and a parallelism (:mod:`.task_groups`).
+   This is all a dry run needs.
+2. sketching: one task per task group (:mod:`.sketch_task`), the partial sketches unioned per
+   column (:func:`union_results`, what Iceberg's final aggregate does): on Spark
+   (:mod:`puffin_cli.spark.stats`) or in this process (:func:`sketch_in_process`).
+3. :func:`write_statistics`: the Puffin file, one zstd theta blob per column with its ``ndv``;
+   its blob metadata, built once by the writer, is also what the table's ``statistics`` entry
+   lists (:meth:`WrittenStatistics.entry`). The file records how uuid values were hashed in
+   the property ``puffin-cli.uuid-hash`` (``text`` or ``bytes``, ``--uuid-hash``), so that a
+   later union of its sketches with new ones can check it hashed the same way.
+4. :func:`commit_statistics`: registers the file through the one commit path
+   (:func:`puffin_cli.analysis.table.commit.commit_statistics`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from puffin_cli.analysis.stats.plan import StatsPlan, plan_snapshot, stats_snapshot
+from puffin_cli.analysis.stats.result import ColumnStats
+from puffin_cli.blobs.theta import MAX_THETA, CompactTheta, ThetaAccumulator
+from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.metadata import BlobMetadata
+from puffin_cli.format.spec import CODEC_ZSTD, NDV_PROPERTY, THETA_BLOB_TYPE
+from puffin_cli.format.writer import PuffinWriter
+from puffin_cli.storage import join
+
+if TYPE_CHECKING:
+    from puffin_cli.analysis.stats.sketch_task import TaskFailure, TaskResult
+    from puffin_cli.analysis.table.loading import Table
+    from puffin_cli.analysis.table.updates import CommitResult, StatisticsFileEntry
+
+UUID_HASH_PROPERTY = "puffin-cli.uuid-hash"  # file property: "text" or "bytes"
+
+
+@dataclass(frozen=True)
+class Sketches:
+    """The sketching step's result: one sketch per column (in plan order) and the live row
+    count."""
+
+    sketches: tuple[CompactTheta, ...]
+    rows: int
+
+
+@dataclass(frozen=True)
+class WrittenStatistics:
+    """A statistics file written for ``snapshot_id``: ``path`` the file written, ``location``
+    how the table metadata names it, ``blobs`` its footer's blob metadata."""
+
+    snapshot_id: int
+    path: str
+    location: str
+    file_size: int
+    footer_size: int
+    blobs: tuple[BlobMetadata, ...]
+
+    def entry(self) -> StatisticsFileEntry:
+        """The table metadata's ``statistics`` entry for the file."""
+        from puffin_cli.analysis.table.updates import StatisticsFileEntry
+
+        return StatisticsFileEntry.for_blobs(
+            self.snapshot_id, self.location, self.file_size, self.footer_size,
+            [{"type": b.type, "snapshot-id": b.snapshot_id,
+              "sequence-number": b.sequence_number, "fields": list(b.fields),
+              "properties": dict(b.properties)} for b in self.blobs])
+
+
+def plan_statistics(table: Table, snapshot_id: int | None,
+                    columns: list[str] | None) -> StatsPlan:
+    """The plan of ``snapshot_id`` (the current snapshot for ``None``); an error when no
+    column can be sketched."""
+    plan = plan_snapshot(table, stats_snapshot(table, snapshot_id), columns)
+    if not plan.columns:
+        raise PuffinError("no column of a supported primitive type to sketch",
+                          code="stats.column", path=str(table.table_dir))
+    return plan
+
+
+def union_results(plan: StatsPlan, results: Iterable[TaskResult | TaskFailure]) -> Sketches:
+    """The tasks' partial sketches unioned per column, as Iceberg's final aggregate does (the
+    first failed task's error raised)."""
+    from puffin_cli.analysis.stats.sketch_task import TaskFailure
+
+    unions = [ThetaAccumulator() for _ in plan.columns]
+    rows = 0
+    for result in results:
+        if isinstance(result, TaskFailure):
+            raise result.error()
+        for union, sketch in zip(unions, result.sketches, strict=True):
+            union.add(sketch)
+        rows += result.rows
+    return Sketches(tuple(u.result() for u in unions), rows)
+
+
+def sketch_in_process(plan: StatsPlan, parallelism: int, *,
+                      uuid_as_string: bool = True) -> Sketches:
+    """The sketching step without Spark: the same task groups (planned for ``parallelism``,
+    as Spark's scan would) run one after another here, so the sketches are Spark's."""
+    from puffin_cli.analysis.stats.sketch_task import run_task, task_specs
+    from puffin_cli.analysis.stats.task_groups import plan_task_groups
+
+    specs = task_specs(plan, plan_task_groups(plan, parallelism),
+                       uuid_as_string=uuid_as_string)
+    return union_results(plan, (run_task(spec) for spec in specs))
+
+
+def write_statistics(plan: StatsPlan, sketches: Sketches, *, uuid_as_string: bool = True,
+                     file_name: str | None = None) -> WrittenStatistics:
+    """Write ``<table>/metadata/<snapshot-id>-<uuid>.stats`` (or ``file_name`` there)."""
+    snapshot = plan.snapshot
+    name = file_name or f"{snapshot.snapshot_id}-{uuid.uuid4()}.stats"
+    target = join(plan.table.statistics_dir, name)  # metadata/: there, as the table is
+    properties = {UUID_HASH_PROPERTY: "text" if uuid_as_string else "bytes"}
+    with PuffinWriter(target, properties=properties, fileio=plan.table.fileio) as writer:
+        for column, sketch in zip(plan.columns, sketches.sketches, strict=True):
+            writer.add_blob(THETA_BLOB_TYPE, sketch.to_bytes(), fields=[column.field_id],
+                            snapshot_id=snapshot.snapshot_id,
+                            sequence_number=snapshot.sequence_number,
+                            properties={NDV_PROPERTY: str(sketch.ndv)}, codec=CODEC_ZSTD)
+        result = writer.finish()
+    return WrittenStatistics(snapshot.snapshot_id, target,
+                             plan.table.statistics_location(name), result.file_size,
+                             result.footer_size, result.metadata.blobs)
+
+
+def commit_statistics(plan: StatsPlan, written: WrittenStatistics) -> CommitResult:
+    """Register ``written`` in a new version of the plan's table (the one commit path)."""
+    from puffin_cli.analysis.table.commit import commit_statistics as commit
+
+    return commit(plan.table, written.entry())
+
+
+def column_stats(plan: StatsPlan, sketches: Sketches) -> tuple[ColumnStats, ...]:
+    """What the result shows of each column's sketch."""
+    return tuple(
+        ColumnStats(c.field_id, c.name, str(c.type), s.ndv, s.estimate, s.retained,
+                    s.theta_long >= MAX_THETA, s.theta_long)
+        for c, s in zip(plan.columns, sketches.sketches, strict=True))
