@@ -119,9 +119,9 @@ def test_bare_dv_blobs_read_in_java_but_not_as_puffin_nor_in_pyiceberg(
     assert sorted(f["path"] for f in found) == sorted(b["path"] for b in built["bare"])
     assert all(f["detail"] == {"kind": "container", "container": "bare-dv", "problem": None}
                for f in found)
-    # only info today (issue 20 makes it an error); nothing else is wrong
-    assert {f["severity"] for f in found} == {"info"}
-    assert (code, doc["errors"]) == (0, 0)
+    # an error (the spec stores DVs in Puffin files); nothing else is wrong
+    assert {f["severity"] for f in found} == {"error"}
+    assert (code, doc["errors"]) == (1, len(found))
 
 
 def test_a_dv_naming_a_moved_data_file_loses_deletes_in_pyiceberg_only(

@@ -26,6 +26,7 @@ from puffin_cli.analysis.table.walk import analyze_path
 from puffin_cli.blobs.deletion_vector import encode_deletion_vector
 from puffin_cli.cli.main import cli
 from puffin_cli.format.errors import PuffinError
+from puffin_cli.format.findings import Severity
 
 
 def _table(tmp_path: Path, **kwargs: object) -> Path:
@@ -195,7 +196,7 @@ def test_dv_container_damage_is_reported_not_raised() -> None:
     assert short.problem == "paimon-bitmap length prefix 99 runs past the 8-byte range"
 
 
-def test_bare_dv_file_is_decoded_with_info(tmp_path: Path) -> None:
+def test_bare_dv_file_is_decoded_and_an_error(tmp_path: Path) -> None:
     root = _table(tmp_path)
     (report,) = analyze_path(root).tables
     puffin = Path(report.snapshots[0].deletion_vectors[0].path)
@@ -203,8 +204,9 @@ def test_bare_dv_file_is_decoded_with_info(tmp_path: Path) -> None:
     puffin.write_bytes(b"XXXX" + data[4:])  # no leading magic: not a Puffin file any more
     (report,) = analyze_path(root).tables
     assert {dv.container for dv in report.snapshots[0].deletion_vectors} == {"bare-dv"}
-    assert report.errors == 0
-    assert {f.code for f in report.findings} == {"table.dv.container"}
+    assert {(f.code, f.severity) for f in report.findings} == \
+        {("table.dv.container", Severity.ERROR)}
+    assert report.errors == len(report.findings)
 
 
 def test_cli_human_and_json(tmp_path: Path) -> None:

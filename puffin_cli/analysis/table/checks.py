@@ -26,7 +26,9 @@ table.dv.position-range       error     a position >= the data file's ``record_c
 table.dv.sequence             error     DV data sequence number < the data file's
 table.dv.partition            error     partition spec or values != the data file's
 table.dv.container            error /   the range is not an Iceberg DV in a Puffin file
-                              info      (info: a known other container, decoded)
+                              warning / (error: an Iceberg DV without Puffin framing, or not
+                              info      decodable; warning: unknown magic; info: Delta's or
+                                        Paimon's container, decoded)
 table.orphan                  info      a Puffin file under the table nobody references
 ============================  ========  ==================================================
 """
@@ -404,8 +406,13 @@ class TableChecks:
             self.add("table.dv.container", facts(Container(decoded.container,
                                                            decoded.problem)), severity, offset)
         elif decoded.container != dv_containers.PUFFIN:
+            # Iceberg stores DVs as blobs of Puffin files: a bare Iceberg DV breaks the spec
+            # (Java's Puffin reader and pyiceberg refuse the file); Delta's and Paimon's own
+            # containers are recognised as theirs
+            severity = (Severity.ERROR if decoded.container == dv_containers.BARE_DV
+                        else Severity.INFO)
             self.add("table.dv.container", facts(Container(decoded.container, None)),
-                     Severity.INFO, offset)
+                     severity, offset)
         if decoded.cardinality is not None and decoded.cardinality != entry.record_count:
             self.add("table.dv.record-count", facts(Mismatch(
                 "record_count", "bitmap", entry.record_count, decoded.cardinality)),

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from puffin_cli.analysis.table.fields import FieldNames
 from puffin_cli.analysis.table.manifests import ManifestReader
 from puffin_cli.analysis.table.metadata import (
+    DATA_DIR,
     METADATA_DIR,
     PathMapper,
     Snapshot,
@@ -209,16 +210,25 @@ class Table:
 
     def statistics_location(self, file_name: str) -> str:
         """How the table metadata should name a statistics file written to
-        :attr:`statistics_dir`: under the table's ``location`` when that is this directory,
-        else by its local path (a copied or moved table, whose ``location`` names another
-        place)."""
+        :attr:`statistics_dir` (:meth:`location_of`)."""
+        return self.location_of(join(self.statistics_dir, file_name))
+
+    @property
+    def data_dir(self) -> str:
+        """Where new delete files are written: the table's ``data/`` directory, as Iceberg
+        Java writes deletion vectors."""
+        return join(self.table_dir, DATA_DIR)
+
+    def location_of(self, written: str) -> str:
+        """How the table metadata should name a file written at ``written`` under the table's
+        directory: under the table's ``location`` when that is this directory, else by its
+        local path (a copied or moved table, whose ``location`` names another place)."""
         location = self.metadata.location.rstrip("/")
         here = normalize_location(location)
         found = normalize_location(self.table_dir)
+        relative = normalize_location(written)[len(found):]
         if is_remote(found):
-            if here == found:
-                return f"{location}/{METADATA_DIR}/{file_name}"
-            return join(self.statistics_dir, file_name)
+            return f"{location}{relative}" if here == found else written
         if not is_remote(here) and os.path.realpath(here) == os.path.realpath(found):
-            return f"{location}/{METADATA_DIR}/{file_name}"
-        return os.path.realpath(join(self.statistics_dir, file_name))
+            return f"{location}{relative}"
+        return os.path.realpath(written)

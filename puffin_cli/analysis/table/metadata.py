@@ -33,6 +33,7 @@ from puffin_cli.format.typed import Obj
 from puffin_cli.storage import FileInfo, FileIO, is_remote, join, name_of, parent
 
 METADATA_DIR = "metadata"
+DATA_DIR = "data"  # where Iceberg Java writes data and delete files
 VERSION_HINT = "version-hint.text"
 # Metadata files are read within --max-blob-size, but never less than this: lowering the limit
 # to keep deletion vectors out of memory does not make a table unreadable.
