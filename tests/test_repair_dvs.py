@@ -21,6 +21,7 @@ from puffin_cli.analysis.repair.dvs import (
     MERGE,
     REFERENCED_FILE,
     DvRewrite,
+    is_dv_finding,
     plan_dv_repairs,
     write_dv_repairs,
 )
@@ -154,6 +155,10 @@ def test_the_plan_names_each_repair_and_its_finding(broken: Broken) -> None:
                "written with the manifest's data file", snapshot_id),
     ]
     assert unrepairable == []
+    # the findings it answers for: not Delta's container (info, recognised, not converted)
+    assert sorted((f.code, f.severity) for f in findings if is_dv_finding(f)) == \
+        sorted(errors)
+    assert {f.severity for f in findings if not is_dv_finding(f)} == {Severity.INFO}
 
 
 def test_the_repairs_committed_leave_one_good_dv_per_data_file(broken: Broken) -> None:

@@ -114,14 +114,28 @@ def _unreadable(findings: Sequence[Finding]) -> dict[_DvKey, str]:
         facts = found.facts
         if found.code not in _UNREADABLE or facts is None or facts.about != ABOUT_DV:
             continue
-        detail = facts.detail
-        if found.code == CONTAINER_CODE and isinstance(detail, Container) and \
-                detail.container == dv_containers.BARE_DV and detail.problem is None:
+        if _is_bare(found):
             continue  # a bare DV decodes: it is repaired, not in the way
         key = _fact_key(facts)
         if key is not None:
             out.setdefault(key, found.message)
     return out
+
+
+def _is_bare(found: Finding) -> bool:
+    detail = None if found.facts is None else found.facts.detail
+    return found.code == CONTAINER_CODE and isinstance(detail, Container) and \
+        detail.container == dv_containers.BARE_DV and detail.problem is None
+
+
+def is_dv_finding(found: Finding) -> bool:
+    """Whether :func:`plan_dv_repairs` answers for ``found`` (a repair, or why none): a
+    duplicate, a bare DV, a ``referenced-data-file`` that differs or is missing. Every other
+    DV finding (a container that does not decode, Delta's or Paimon's, a wrong record count,
+    ...) has no repair here."""
+    detail = None if found.facts is None else found.facts.detail
+    return (found.code == DUPLICATE_CODE and isinstance(detail, Duplicate)) or _is_bare(found) \
+        or (found.code == REFERENCED_FILE_CODE and detail is not None)
 
 
 class _Plan:
@@ -191,8 +205,7 @@ def plan_dv_repairs(table: Table, findings: Sequence[Finding]
             plan.merge(found, facts)
     for found, facts in chosen:
         detail = facts.detail
-        if found.code == CONTAINER_CODE and isinstance(detail, Container) and \
-                detail.container == dv_containers.BARE_DV and detail.problem is None:
+        if _is_bare(found):
             plan.rewrite(found, facts, FRAME, "a bare deletion-vector blob without Puffin "
                          "magic or footer (Iceberg Java's Puffin reader and pyiceberg refuse "
                          "it), written into a Puffin file")
