@@ -13,6 +13,7 @@ SUMMARIES = {
     "dump-blob": "One blob's bytes, hex, DV positions, sketch description or JSON.",
     "validate": "Check Puffin files against the spec and report every finding.",
     "table": "Show and cross-check the Puffin files of Iceberg tables.",
+    "repair": "Repair what `puffin table` finds in an Iceberg table, in one commit.",
     "write": "Write a Puffin file: Theta sketches, deletion vectors, raw blobs.",
     "stats": "Table statistics computed with Apache Spark.",
     "scan": "Validate every Puffin file of a warehouse, in parallel on Spark.",
@@ -37,6 +38,10 @@ def command(name: str) -> click.Command | None:
         from puffin_cli.cli.table import table
 
         return table
+    if name == "repair":
+        from puffin_cli.cli.repair import repair
+
+        return repair
     if name == "write":
         from puffin_cli.cli.write import write
 

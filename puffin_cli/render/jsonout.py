@@ -33,6 +33,7 @@ SCHEMA_VERSIONS = {
     "dump-blob": 1,
     "validate": 1,
     "table": 2,
+    "repair": 1,
     "write": 1,
     "stats compute": 1,
     "scan": 1,

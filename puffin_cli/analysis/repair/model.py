@@ -29,3 +29,13 @@ class Unrepairable:
     finding_code: str
     path: str | None
     reason: str
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """What to run after the repair: ``command`` restores what a repair leaves without
+    (a snapshot's statistics)."""
+
+    snapshot_id: int
+    command: str
+    reason: str

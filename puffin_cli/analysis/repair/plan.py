@@ -1,0 +1,201 @@
+"""``puffin repair``: the plan made from a table's findings, and carrying it out as one commit.
+
+Planning (:func:`plan_repairs`) walks every snapshot of the table as ``puffin table
+--all-snapshots`` does (every statistics entry is checked, and an orphan is a file no snapshot
+names) and turns the findings' facts into repairs: deletion vectors (:mod:`.dvs`), statistics
+entries (:mod:`.stats`) and orphans (:mod:`.orphans`). Every error or warning no repair covers
+is listed as left, with the reason. Planning reads; it writes nothing.
+
+Applying (:func:`apply_plan`)
+    1. the deletion-vector repairs write their new Puffin files (create-only, under the table's
+       ``data/``);
+    2. one commit (:func:`~puffin_cli.analysis.table.commit.commit`) publishes one new metadata
+       version: the new snapshot that replaces the broken delete files, and the statistics
+       updates. Each attempt builds on the table's current version: the replaced delete files
+       must still be live in it (else the table changed under the repair: nothing is
+       committed), and a statistics entry another writer changed meanwhile is left to it;
+    3. only after the commit (or with nothing to commit), old orphans are deleted.
+    A failure in 1 or 2 removes the files written for the repair: the table is as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from puffin_cli.analysis.repair import orphans as orphan_repairs
+from puffin_cli.analysis.repair.model import FollowUp, Repair, Unrepairable
+from puffin_cli.analysis.repair.stats import (
+    StatisticsPlan,
+    is_statistics_finding,
+    plan_statistics_repairs,
+    statistics_updates,
+)
+from puffin_cli.analysis.table.commit import DEFAULT_MAX_ATTEMPTS, commit, table_requirements
+from puffin_cli.analysis.table.loading import Table
+from puffin_cli.analysis.table.updates import CommitResult, TableChange
+from puffin_cli.analysis.table.walk import TableWalk
+from puffin_cli.format.findings import Finding, Severity
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
+from puffin_cli.storage import FileIO
+
+
+@dataclass(frozen=True)
+class RepairResult:
+    """What ``puffin repair`` planned and did (``--json``: docs/json.md).
+
+    ``planned``: every repair of the plan; ``applied``: those carried out (none without
+    ``--apply``); ``unrepairable``: the findings left as they are, and why; ``follow-ups``:
+    commands that restore what a repair leaves without; ``commit``: the new metadata version
+    (``None`` when nothing was committed)."""
+
+    table: str
+    metadata_file: str
+    apply: bool
+    planned: tuple[Repair, ...]
+    applied: tuple[Repair, ...]
+    unrepairable: tuple[Unrepairable, ...]
+    follow_ups: tuple[FollowUp, ...]
+    commit: CommitResult | None
+
+    @property
+    def pending(self) -> bool:
+        """Repairs planned and not carried out."""
+        return bool(self.planned) and not self.apply
+
+
+@dataclass(frozen=True)
+class RepairOptions:
+    """``--snapshot``, ``--delete-orphans`` and ``--older-than`` (seconds, and as typed)."""
+
+    snapshot_id: int | None = None
+    delete_orphans: bool = False
+    older_than: float = orphan_repairs.DEFAULT_OLDER_THAN
+    older_than_text: str = "3d"
+
+
+@dataclass
+class Plan:
+    """A plan for one table, with what applying it needs."""
+
+    table: Table
+    name: str
+    options: RepairOptions
+    statistics: StatisticsPlan
+    dv_repairs: list[Repair]
+    orphans: list[Repair]
+    left: list[Unrepairable]
+    now: float
+
+    @property
+    def repairs(self) -> list[Repair]:
+        return [*self.dv_repairs, *self.statistics.repairs, *self.orphans]
+
+    def result(self, *, apply: bool = False, applied: Sequence[Repair] = (),
+               commit: CommitResult | None = None,
+               left: Sequence[Unrepairable] = ()) -> RepairResult:
+        return RepairResult(
+            table=self.name, metadata_file=self.table.metadata_file, apply=apply,
+            planned=tuple(self.repairs),
+            applied=tuple(applied), unrepairable=(*self.left, *left),
+            follow_ups=tuple(self.statistics.follow_ups), commit=commit)
+
+
+def restore_command(name: str, catalog: str | None) -> str:
+    """The ``stats compute`` that restores a snapshot's statistics (``{snapshot}``)."""
+    where = f"--catalog {shlex.quote(catalog)} " if catalog is not None else ""
+    quoted = shlex.quote(name).replace("{", "{{").replace("}", "}}")
+    return f"puffin stats compute {where}{quoted} --snapshot {{snapshot}} --commit"
+
+
+def plan_repairs(path: str | os.PathLike[str], *, options: RepairOptions,
+                 catalog: str | None = None, fileio: FileIO | None = None,
+                 max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
+                 now: float | None = None) -> Plan:
+    """The repair plan of the table at ``path`` (a directory or metadata file; with
+    ``catalog``, its identifier there): reads, writes nothing."""
+    walk = TableWalk(path, all_snapshots=True, limit=0, catalog=catalog, fileio=fileio,
+                     max_blob_size=max_blob_size)
+    table = walk.table
+    if options.snapshot_id is not None:
+        named = table.snapshot(options.snapshot_id)  # refuses an unknown one
+        assert named is not None
+        options = replace(options, snapshot_id=named.snapshot_id)
+    for _view in walk.snapshots():
+        pass
+    findings = list(walk.finish().findings)
+    name = os.fspath(path)
+    chosen = [f for f in findings if _chosen(f, table, options.snapshot_id)]
+    statistics = plan_statistics_repairs(
+        table, [f for f in chosen if is_statistics_finding(f)], restore_command(name, catalog))
+    dv_repairs, dv_left = _plan_dvs(table, [f for f in chosen if _is_dv_finding(f)])
+    moment = time.time() if now is None else now
+    orphans = orphan_repairs.plan_orphans(
+        chosen, delete=options.delete_orphans, older_than=options.older_than,
+        older_than_text=options.older_than_text, now=moment)
+    covered = {id(f) for f in chosen
+               if is_statistics_finding(f) or _is_dv_finding(f)
+               or f.code == orphan_repairs.ORPHAN_CODE}
+    others = [Unrepairable(f.code, None if f.facts is None else f.facts.path,
+                           "no repair for this finding")
+              for f in chosen if id(f) not in covered and f.severity is not Severity.INFO]
+    return Plan(table, name, options, statistics, dv_repairs, orphans.repairs,
+                [*dv_left, *statistics.left, *orphans.left, *others], moment)
+
+
+def _chosen(found: Finding, table: Table, snapshot_id: int | None) -> bool:
+    """Whether a finding is about ``--snapshot`` (every finding without one): its statistics,
+    and its deletion vectors when it is the current snapshot."""
+    if snapshot_id is None:
+        return True
+    if _is_dv_finding(found):
+        return snapshot_id == table.metadata.current_snapshot_id
+    return found.facts is not None and found.facts.snapshot_id == snapshot_id
+
+
+def _is_dv_finding(found: Finding) -> bool:
+    return found.code.startswith("table.dv.")
+
+
+def _plan_dvs(table: Table, findings: Sequence[Finding]
+              ) -> tuple[list[Repair], list[Unrepairable]]:
+    """The deletion-vector repairs (:mod:`.dvs`)."""
+    return [], [Unrepairable(f.code, None if f.facts is None else f.facts.path,
+                             "not yet supported")
+                for f in findings if f.severity is not Severity.INFO]
+
+
+def apply_plan(plan: Plan, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> RepairResult:
+    """Carry the plan out (see the module docstring)."""
+    table = plan.table
+    committed: CommitResult | None = None
+    applied: list[Repair] = []
+    if plan.dv_repairs or plan.statistics.changes:
+        included: list[Repair] = []
+
+        def build(base: Table) -> TableChange:
+            changes = statistics_updates(base, plan.statistics)
+            included[:] = [repair for repair, _update in changes]
+            if not changes:
+                raise _NothingLeft
+            return TableChange(table_requirements(base),
+                               tuple(update for _repair, update in changes))
+
+        try:
+            committed = commit(table, build, max_attempts=max_attempts)
+        except _NothingLeft:
+            committed = None
+        else:
+            applied += included
+    done, kept = orphan_repairs.delete_orphans(
+        table, plan.orphans, older_than=plan.options.older_than, now=time.time())
+    applied += done
+    return plan.result(apply=True, applied=applied, commit=committed, left=kept)
+
+
+class _NothingLeft(Exception):
+    """Every entry the plan repairs was changed by another writer meanwhile: nothing to
+    commit."""
