@@ -33,7 +33,9 @@ MIXED = "{samples}/iceberg-java/multi-blob-mixed.puffin"
 
 # name -> command line; {samples} is tests/data/foreign, {repo} this checkout, {tmp} a fresh
 # temp folder, {table} a synthetic three-snapshot table in it, {stats_table} a two-snapshot
-# table whose snapshots have statistics files (the second's covering two columns).
+# table whose snapshots have statistics files (the second's covering two columns),
+# {broken_stats_table} the same with a wrong file size, the second snapshot's file named
+# wrong (missing; the file itself an orphan) and it registered for a snapshot the table lacks.
 CASES: dict[str, list[str]] = {
     "inspect-apache-datasketches-theta-v1-default": ["inspect", "--json", THETA],
     "inspect-deletion-vector-v1-default": [
@@ -57,9 +59,11 @@ CASES: dict[str, list[str]] = {
     "table-all-snapshots": ["table", "--json", "--all-snapshots", "{table}"],
     "table-statistics": ["table", "--json", "--all-snapshots", "{stats_table}"],
     "scan-in-process": ["scan", "--json", "{repo}/samples"],
+    "repair-plan": ["repair", "--json", "{broken_stats_table}"],
+    "repair-apply": ["repair", "--json", "--apply", "{broken_stats_table}"],
 }
 # Exit status of each case when it is not 0.
-EXIT_CODES = {"validate-java-profile": 1}
+EXIT_CODES = {"validate-java-profile": 1, "repair-plan": 1}
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # Keys whose values change from run to run.
@@ -90,7 +94,7 @@ def _table(tmp: Path) -> Path:
     return root
 
 
-def _stats_table(tmp: Path) -> Path:
+def _stats_table(tmp: Path, broken: bool = False) -> Path:
     from tables.synthetic import dv_table
 
     root = tmp / "ts"
@@ -98,6 +102,10 @@ def _stats_table(tmp: Path) -> Path:
     first, second = (s["snapshot-id"] for s in table.snapshots)
     table.statistics_file(first, {1: list(range(50))})
     table.statistics_file(second, {1: list(range(100)), 4: [0, 1, 1, 2]})
+    if broken:
+        table.statistics[0]["file-size-in-bytes"] += 10
+        table.statistics.append({**table.statistics[1], "snapshot-id": 999})
+        table.statistics[1]["statistics-path"] = table.uri("metadata/gone.stats")
     table.finish()
     return root
 
@@ -110,6 +118,8 @@ def run_case(name: str, tmp: Path) -> tuple[int, Any]:
         places["table"] = str(_table(tmp))
     if any("{stats_table}" in a for a in args):
         places["stats_table"] = str(_stats_table(tmp))
+    if any("{broken_stats_table}" in a for a in args):
+        places["broken_stats_table"] = str(_stats_table(tmp, broken=True))
     result = CliRunner().invoke(cli, [a.format(**places) for a in args])
     return result.exit_code, normalise(json.loads(result.stdout), tmp)
 
