@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from puffin_cli.analysis.repair import orphans as orphan_repairs
+from puffin_cli.analysis.repair.dvs import plan_dv_repairs, write_dv_repairs
 from puffin_cli.analysis.repair.model import FollowUp, Repair, Unrepairable
 from puffin_cli.analysis.repair.stats import (
     StatisticsPlan,
@@ -36,8 +37,11 @@ from puffin_cli.analysis.repair.stats import (
 )
 from puffin_cli.analysis.table.commit import DEFAULT_MAX_ATTEMPTS, commit, table_requirements
 from puffin_cli.analysis.table.loading import Table
+from puffin_cli.analysis.table.manifests import ContentFile, snapshot_files
+from puffin_cli.analysis.table.snapshot_writer import delete_key, replace_delete_files
 from puffin_cli.analysis.table.updates import CommitResult, TableChange
 from puffin_cli.analysis.table.walk import TableWalk
+from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import FileIO
@@ -89,6 +93,7 @@ class Plan:
     orphans: list[Repair]
     left: list[Unrepairable]
     now: float
+    max_blob_size: int = DEFAULT_MAX_BLOB_SIZE
 
     @property
     def repairs(self) -> list[Repair]:
@@ -131,19 +136,22 @@ def plan_repairs(path: str | os.PathLike[str], *, options: RepairOptions,
     chosen = [f for f in findings if _chosen(f, table, options.snapshot_id)]
     statistics = plan_statistics_repairs(
         table, [f for f in chosen if is_statistics_finding(f)], restore_command(name, catalog))
-    dv_repairs, dv_left = _plan_dvs(table, [f for f in chosen if _is_dv_finding(f)])
+    dv_repairs, dv_left = plan_dv_repairs(table, [f for f in chosen if _is_dv_finding(f)])
+    answered: set[tuple[str, str | None]] = {
+        (code, path) for r in dv_repairs for code in r.finding_codes for path in r.paths}
+    answered |= {(u.finding_code, u.path) for u in dv_left}
     moment = time.time() if now is None else now
     orphans = orphan_repairs.plan_orphans(
         chosen, delete=options.delete_orphans, older_than=options.older_than,
         older_than_text=options.older_than_text, now=moment)
     covered = {id(f) for f in chosen
-               if is_statistics_finding(f) or _is_dv_finding(f)
-               or f.code == orphan_repairs.ORPHAN_CODE}
+               if is_statistics_finding(f) or f.code == orphan_repairs.ORPHAN_CODE
+               or (f.facts is not None and (f.code, f.facts.path) in answered)}
     others = [Unrepairable(f.code, None if f.facts is None else f.facts.path,
                            "no repair for this finding")
               for f in chosen if id(f) not in covered and f.severity is not Severity.INFO]
     return Plan(table, name, options, statistics, dv_repairs, orphans.repairs,
-                [*dv_left, *statistics.left, *orphans.left, *others], moment)
+                [*dv_left, *statistics.left, *orphans.left, *others], moment, max_blob_size)
 
 
 def _chosen(found: Finding, table: Table, snapshot_id: int | None) -> bool:
@@ -160,32 +168,32 @@ def _is_dv_finding(found: Finding) -> bool:
     return found.code.startswith("table.dv.")
 
 
-def _plan_dvs(table: Table, findings: Sequence[Finding]
-              ) -> tuple[list[Repair], list[Unrepairable]]:
-    """The deletion-vector repairs (:mod:`.dvs`)."""
-    return [], [Unrepairable(f.code, None if f.facts is None else f.facts.path,
-                             "not yet supported")
-                for f in findings if f.severity is not Severity.INFO]
-
-
 def apply_plan(plan: Plan, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> RepairResult:
     """Carry the plan out (see the module docstring)."""
     table = plan.table
     committed: CommitResult | None = None
     applied: list[Repair] = []
     if plan.dv_repairs or plan.statistics.changes:
+        rewrite = write_dv_repairs(table, plan.dv_repairs, table.data_dir,
+                                   max_blob_size=plan.max_blob_size)
         included: list[Repair] = []
 
         def build(base: Table) -> TableChange:
             changes = statistics_updates(base, plan.statistics)
             included[:] = [repair for repair, _update in changes]
-            if not changes:
+            updates = tuple(update for _repair, update in changes)
+            if rewrite.removed:
+                _require_live(base, rewrite.removed)
+                dvs = replace_delete_files(base, rewrite.removed, rewrite.added)
+                included[:0] = plan.dv_repairs
+                return TableChange(dvs.requirements, (*dvs.updates, *updates), dvs.written)
+            if not updates:
                 raise _NothingLeft
-            return TableChange(table_requirements(base),
-                               tuple(update for _repair, update in changes))
+            return TableChange(table_requirements(base), updates)
 
         try:
-            committed = commit(table, build, max_attempts=max_attempts)
+            committed = commit(table, build, max_attempts=max_attempts,
+                               written=rewrite.written)
         except _NothingLeft:
             committed = None
         else:
@@ -194,6 +202,20 @@ def apply_plan(plan: Plan, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Repai
         table, plan.orphans, older_than=plan.options.older_than, now=time.time())
     applied += done
     return plan.result(apply=True, applied=applied, commit=committed, left=kept)
+
+
+def _require_live(base: Table, removed: Sequence[ContentFile]) -> None:
+    """The delete files a repair replaces are still live in ``base`` (the table's version a
+    commit attempt builds on); else another writer changed them and nothing is committed."""
+    snapshot = base.current_snapshot()
+    live = set() if snapshot is None else {
+        delete_key(e) for e in snapshot_files(base.manifests, snapshot).delete_files}
+    gone = [e for e in removed if delete_key(e) not in live]
+    if gone:
+        raise PuffinError(f"the table changed under the repair: the deletion vector for "
+                          f"{gone[0].referenced_data_file} in {gone[0].path} is no longer "
+                          "live in the current snapshot; nothing was committed",
+                          code="repair.changed")
 
 
 class _NothingLeft(Exception):
