@@ -70,11 +70,14 @@ def repair(ctx: click.Context, table: str, catalog: str | None, snapshot_id: int
     building again on the table's new version when another writer commits first; a failure
     leaves the table as it was.
 
-    Repairs: statistics entries with a wrong size, footer size or blob-metadata are corrected
-    from the file; entries whose file is missing or whose snapshot does not exist are removed
-    (the same for partition statistics); with --delete-orphans, orphans older than
-    --older-than are deleted after the commit. Nothing else changes: no data file is removed
-    and snapshot history is kept (docs/table.md, "Repairing a table").
+    Repairs: in the current snapshot, the live deletion vectors of one data file become one
+    holding their union, bare DV blobs are framed as Puffin files and DVs whose blob names
+    another data file are rewritten (one new Puffin file, one new snapshot replacing the
+    delete files); statistics entries with a wrong size, footer size or blob-metadata are
+    corrected from the file; entries whose file is missing or whose snapshot does not exist
+    are removed (the same for partition statistics); with --delete-orphans, orphans older
+    than --older-than are deleted after the commit. Nothing else changes: no data file is
+    removed and snapshot history is kept (docs/table.md, "Repairing a table").
 
     \b
     Examples:
