@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from puffin_cli.analysis.repair import orphans as orphan_repairs
-from puffin_cli.analysis.repair.dvs import plan_dv_repairs, write_dv_repairs
+from puffin_cli.analysis.repair.dvs import is_dv_finding, plan_dv_repairs, write_dv_repairs
 from puffin_cli.analysis.repair.model import FollowUp, Repair, Unrepairable
 from puffin_cli.analysis.repair.stats import (
     StatisticsPlan,
@@ -136,17 +136,13 @@ def plan_repairs(path: str | os.PathLike[str], *, options: RepairOptions,
     chosen = [f for f in findings if _chosen(f, table, options.snapshot_id)]
     statistics = plan_statistics_repairs(
         table, [f for f in chosen if is_statistics_finding(f)], restore_command(name, catalog))
-    dv_repairs, dv_left = plan_dv_repairs(table, [f for f in chosen if _is_dv_finding(f)])
-    answered: set[tuple[str, str | None]] = {
-        (code, path) for r in dv_repairs for code in r.finding_codes for path in r.paths}
-    answered |= {(u.finding_code, u.path) for u in dv_left}
+    dv_repairs, dv_left = plan_dv_repairs(table, [f for f in chosen if is_dv_finding(f)])
     moment = time.time() if now is None else now
     orphans = orphan_repairs.plan_orphans(
         chosen, delete=options.delete_orphans, older_than=options.older_than,
         older_than_text=options.older_than_text, now=moment)
-    covered = {id(f) for f in chosen
-               if is_statistics_finding(f) or f.code == orphan_repairs.ORPHAN_CODE
-               or (f.facts is not None and (f.code, f.facts.path) in answered)}
+    covered = {id(f) for f in chosen if is_statistics_finding(f) or is_dv_finding(f)
+               or f.code == orphan_repairs.ORPHAN_CODE}
     others = [Unrepairable(f.code, None if f.facts is None else f.facts.path,
                            "no repair for this finding")
               for f in chosen if id(f) not in covered and f.severity is not Severity.INFO]
@@ -159,13 +155,9 @@ def _chosen(found: Finding, table: Table, snapshot_id: int | None) -> bool:
     and its deletion vectors when it is the current snapshot."""
     if snapshot_id is None:
         return True
-    if _is_dv_finding(found):
+    if found.code.startswith("table.dv."):  # DVs are repaired in the current snapshot
         return snapshot_id == table.metadata.current_snapshot_id
     return found.facts is not None and found.facts.snapshot_id == snapshot_id
-
-
-def _is_dv_finding(found: Finding) -> bool:
-    return found.code.startswith("table.dv.")
 
 
 def apply_plan(plan: Plan, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> RepairResult:
