@@ -27,8 +27,9 @@ from puffin_cli.analysis.repair.dvs import (
 )
 from puffin_cli.analysis.repair.model import Repair, Unrepairable
 from puffin_cli.analysis.table.commit import commit
+from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.loading import Table
-from puffin_cli.analysis.table.manifests import ContentFile, snapshot_files
+from puffin_cli.analysis.table.manifests import ContentFile
 from puffin_cli.analysis.table.snapshot_writer import replace_delete_files
 from puffin_cli.analysis.table.updates import TableChange
 from puffin_cli.analysis.table.walk import analyze_table
@@ -106,7 +107,7 @@ def live_dvs(table: Table) -> dict[str, list[ContentFile]]:
     snapshot = table.current_snapshot()
     assert snapshot is not None
     out: dict[str, list[ContentFile]] = {}
-    for entry in snapshot_files(table.manifests, snapshot).delete_files:
+    for entry in LiveFiles.of(table.manifests, snapshot).delete_files:
         out.setdefault(entry.referenced_data_file or "", []).append(entry)
     return out
 

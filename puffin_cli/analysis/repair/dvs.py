@@ -39,8 +39,9 @@ from typing import Any
 
 from puffin_cli.analysis import dv_containers
 from puffin_cli.analysis.repair.model import Repair, Unrepairable
+from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.loading import Table
-from puffin_cli.analysis.table.manifests import ContentFile, snapshot_files
+from puffin_cli.analysis.table.manifests import ContentFile
 from puffin_cli.analysis.table.snapshot_writer import DeleteFile
 from puffin_cli.blobs.deletion_vector import (
     decode_deletion_vector,
@@ -97,14 +98,14 @@ def _live_dvs(table: Table) -> tuple[int | None, dict[str, list[ContentFile]],
     snapshot = table.current_snapshot()
     if snapshot is None:
         return None, {}, {}
-    files = snapshot_files(table.manifests, snapshot)
+    files = LiveFiles.of(table.manifests, snapshot)
     by_data_file: defaultdict[str, list[ContentFile]] = defaultdict(list)
     for entry in files.delete_files:
         if entry.is_dv and entry.referenced_data_file is not None:
             by_data_file[entry.referenced_data_file].append(entry)
     for entries in by_data_file.values():
         entries.sort(key=lambda e: (e.path, e.content_offset or 0))
-    return snapshot.snapshot_id, dict(by_data_file), files.data_files
+    return snapshot.snapshot_id, dict(by_data_file), files.data
 
 
 def _unreadable(findings: Sequence[Finding]) -> dict[_DvKey, str]:

@@ -36,8 +36,9 @@ from puffin_cli.analysis.repair.stats import (
     statistics_updates,
 )
 from puffin_cli.analysis.table.commit import DEFAULT_MAX_ATTEMPTS, commit, table_requirements
+from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.loading import Table
-from puffin_cli.analysis.table.manifests import ContentFile, snapshot_files
+from puffin_cli.analysis.table.manifests import ContentFile
 from puffin_cli.analysis.table.snapshot_writer import delete_key, replace_delete_files
 from puffin_cli.analysis.table.updates import CommitResult, TableChange
 from puffin_cli.analysis.table.walk import TableWalk
@@ -201,7 +202,7 @@ def _require_live(base: Table, removed: Sequence[ContentFile]) -> None:
     commit attempt builds on); else another writer changed them and nothing is committed."""
     snapshot = base.current_snapshot()
     live = set() if snapshot is None else {
-        delete_key(e) for e in snapshot_files(base.manifests, snapshot).delete_files}
+        delete_key(e) for e in LiveFiles.of(base.manifests, snapshot).delete_files}
     gone = [e for e in removed if delete_key(e) not in live]
     if gone:
         raise PuffinError(f"the table changed under the repair: the deletion vector for "
