@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Finding
 
 _TESTS_DIR = str(Path(__file__).resolve().parent)

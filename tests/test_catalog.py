@@ -25,7 +25,7 @@ from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import current_metadata_file
 from puffin_cli.analysis.table.updates import StatisticsFileEntry
 from puffin_cli.cli.main import cli
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 ROWS = 1000
 

@@ -19,7 +19,7 @@ from gen_cli_docs import walk
 from puffin_cli.cli.commands import SUMMARIES
 from puffin_cli.cli.grammar import Command
 from puffin_cli.cli.main import cli, main
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 REPO = Path(__file__).resolve().parents[1]
 STATS = str(REPO / "samples" / "stats.puffin")

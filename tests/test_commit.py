@@ -23,7 +23,7 @@ from puffin_cli.analysis.table.updates import (
     StatisticsFileEntry,
     TableChange,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.storage import FileIO
 
 SNAPSHOTS = [101, 102, 103, 104, 105, 106]

@@ -34,7 +34,7 @@ from puffin_cli.blobs.deletion_vector import (
     write_positions_text,
 )
 from puffin_cli.blobs.deletion_vector.positions_text import _plain_numbers
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Severity
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.reader import PuffinReader

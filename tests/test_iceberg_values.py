@@ -20,7 +20,7 @@ from puffin_cli.blobs.iceberg_values import (
     serialize_value,
     serialize_values,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 T = IcebergType.parse
 

@@ -14,7 +14,7 @@ from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
 from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.walk import analyze_path
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 
 def _dv_table(tmp_path: Path, *, duplicate: bool, dv_sequence: int | None) -> Path:

@@ -16,8 +16,8 @@ from helpers import run_main
 from paimon_files import PLAIN_ROWS, build, corruptions
 
 from puffin_cli.analysis.validate import validate_file
+from puffin_cli.errors import PuffinError
 from puffin_cli.format import paimon_blob as pb
-from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.paimon_blob.index import _decode_exact as decode_exact
 
 

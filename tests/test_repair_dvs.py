@@ -35,7 +35,7 @@ from puffin_cli.analysis.table.updates import TableChange
 from puffin_cli.analysis.table.walk import analyze_table
 from puffin_cli.analysis.validate import validate_file
 from puffin_cli.blobs.deletion_vector import decode_deletion_vector, encode_deletion_vector
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import ROW_POSITION_FIELD_ID

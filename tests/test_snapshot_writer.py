@@ -24,7 +24,7 @@ from puffin_cli.analysis.table.metadata import Snapshot
 from puffin_cli.analysis.table.snapshot_writer import DeleteFile, replace_delete_files
 from puffin_cli.analysis.table.updates import StatisticsFileEntry, TableChange
 from puffin_cli.blobs.deletion_vector.encoding import dv_blob_properties
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.spec import ROW_POSITION_FIELD_ID
 from puffin_cli.format.writer import PuffinWriter
 

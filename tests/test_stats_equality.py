@@ -38,7 +38,7 @@ from puffin_cli.analysis.table.metadata import (
     load_metadata,
 )
 from puffin_cli.blobs.iceberg_values import IcebergType
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.spark.stats import compute_table_stats
 from puffin_cli.storage import FileIO

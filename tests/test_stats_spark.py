@@ -24,7 +24,7 @@ from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
 from puffin_cli.analysis.stats.result import StatsResult
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.spark.stats import compute_table_stats
 

@@ -49,7 +49,7 @@ from puffin_cli.analysis.table.manifests import (
     ManifestReader,
 )
 from puffin_cli.analysis.table.metadata import PathMapper, Snapshot, TableMetadata
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.storage import FileIO
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "task_tables.py"

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.spark.session import get_session, ship_package
 
 

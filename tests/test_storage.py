@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.storage import FileIO, StorageError, default_io
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -25,7 +25,7 @@ from puffin_cli.analysis.table.metadata import (
 from puffin_cli.analysis.table.walk import analyze_path
 from puffin_cli.blobs.deletion_vector import encode_deletion_vector
 from puffin_cli.cli.main import cli
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Severity
 
 
@@ -251,8 +251,8 @@ def test_avro_container_reads_every_codec_as_fastavro_does(codec: str) -> None:
 
     import fastavro
 
+    from puffin_cli.errors import LimitError
     from puffin_cli.format.avro import AvroFile
-    from puffin_cli.format.errors import LimitError
 
     schema = {"type": "record", "name": "r", "fields": [
         {"name": "path", "type": "string"}, {"name": "n", "type": "long"},

@@ -32,7 +32,7 @@ from puffin_cli.blobs.arrow_values import serialize_column
 from puffin_cli.blobs.deletion_vector import encode_deletion_vector
 from puffin_cli.blobs.iceberg_values import IcebergType, serialize_values
 from puffin_cli.blobs.theta import alpha_sketch, hash_values
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 
 def _column(field_id: int, type_text: str, name: str | None = None) -> Column:

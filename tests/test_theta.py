@@ -43,7 +43,7 @@ from puffin_cli.blobs.theta import (
     serialize_compact,
     summarize_theta,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.reader import PuffinReader

@@ -42,7 +42,7 @@ from puffin_cli.analysis.write.plan import (
 from puffin_cli.analysis.write.spec import load_spec
 from puffin_cli.blobs.deletion_vector import decode_deletion_vector, iter_ranges
 from puffin_cli.blobs.iceberg_values import IcebergType
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
 
 REPO = Path(__file__).resolve().parents[1]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from puffin_cli.analysis.table.updates import CommitConflict, TableChange
-from puffin_cli.format.errors import ErrorKind, PuffinError
+from puffin_cli.errors import ErrorKind, PuffinError
 
 CONFIG_HINT = ("configure it as pyiceberg does: a .pyiceberg.yaml in $PYICEBERG_HOME, ~ or "
                "the working directory, or PYICEBERG_CATALOG__{name}__URI and friends")

@@ -33,7 +33,7 @@ import zlib
 from dataclasses import dataclass
 
 from puffin_cli.blobs.deletion_vector import DV_MAGIC, LENGTH_BYTES, decode_deletion_vector
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 PUFFIN = "puffin"
 BARE_DV = "bare-dv"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata, FooterInfo
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import DEFAULT_LIMIT, DEFAULT_MAX_BLOB_SIZE, PUFFIN_SUFFIXES

@@ -14,8 +14,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from puffin_cli.analysis.file_report import FileReport, report_for
+from puffin_cli.errors import PuffinError
 from puffin_cli.format import paimon_blob as pb
-from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.spec import DEFAULT_LIMIT, DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import FileIO

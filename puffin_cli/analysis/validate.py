@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from puffin_cli.analysis.file_report import FileReport, report_for
 from puffin_cli.analysis.profiles import BLOB_LZ4, FOOTER_LZ4, SPEC, apply_profile
 from puffin_cli.blobs import handler_for
+from puffin_cli.errors import PuffinError
 from puffin_cli.format import codecs
-from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.metadata import BlobMetadata, FileMetadata, decode_footer_json
 from puffin_cli.format.paimon_blob import is_paimon_blob

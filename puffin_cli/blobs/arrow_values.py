@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.blobs.theta import hash_matrix, hash_ragged
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 if TYPE_CHECKING:
     import numpy as np

@@ -28,7 +28,7 @@ class BlobHandler(Protocol):
     """Decode, summarize and check one blob type.
 
     ``data`` is always the decompressed blob. ``summarize`` raises
-    :class:`~puffin_cli.format.errors.PuffinError` when the blob cannot be decoded; ``check``
+    :class:`~puffin_cli.errors.PuffinError` when the blob cannot be decoded; ``check``
     never raises for bad bytes: it returns findings (offsets absolute, using ``meta.offset``).
     """
 

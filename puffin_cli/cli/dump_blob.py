@@ -20,7 +20,7 @@ from puffin_cli.cli.options import (
     output_file_option,
 )
 from puffin_cli.cli.quick import directory_hint
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.paimon_blob import is_paimon_blob
 from puffin_cli.format.reader import PuffinReader

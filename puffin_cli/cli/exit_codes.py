@@ -4,7 +4,7 @@ bug); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM)."""
 
 from __future__ import annotations
 
-from puffin_cli.format.errors import ErrorKind
+from puffin_cli.errors import ErrorKind
 
 EXIT_OK = 0
 EXIT_BAD_FILE = 1

@@ -30,7 +30,7 @@ from puffin_cli.cli.exit_codes import (
     EXIT_TERMINATED,
     EXIT_USAGE,
 )
-from puffin_cli.format.errors import ErrorKind, PuffinError
+from puffin_cli.errors import ErrorKind, PuffinError
 from puffin_cli.format.text import escape_standard_streams
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)

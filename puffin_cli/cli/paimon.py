@@ -11,8 +11,8 @@ from typing import IO, Any
 
 import click
 
+from puffin_cli.errors import PuffinError
 from puffin_cli.format import paimon_blob as pb
-from puffin_cli.format.errors import PuffinError
 
 NULL_ENTRY = ":null"
 PLACEHOLDER_ENTRY = ":placeholder"

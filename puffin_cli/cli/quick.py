@@ -49,7 +49,7 @@ def directory_hint(location: str | None) -> str:
     nothing."""
     import shlex
 
-    from puffin_cli.format.errors import PuffinError
+    from puffin_cli.errors import PuffinError
     from puffin_cli.storage import default_io, is_remote
 
     if location is None or is_remote(location):

@@ -22,7 +22,7 @@ from puffin_cli.cli.options import (
     spark_conf_option,
     strict_option,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 
 def _listed(files_from: str) -> list[str]:

@@ -20,7 +20,7 @@ from puffin_cli.cli.options import (
     quiet_option,
     strict_option,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.paimon_blob import MAGIC_BYTES as PAIMON_RECORD_MAGIC
 from puffin_cli.format.paimon_blob import SUFFIX as PAIMON_SUFFIX
 from puffin_cli.format.spec import MAGIC, PUFFIN_SUFFIXES

@@ -40,7 +40,7 @@ from puffin_cli.cli.options import (
     quiet_option,
     uuid_hash_option,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.paimon_blob import SUFFIX as PAIMON_SUFFIX
 from puffin_cli.format.spec import CREATED_BY

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from puffin_cli.format.errors import LimitError, PuffinError
+from puffin_cli.errors import LimitError, PuffinError
 
 MAGIC = b"Obj\x01"
 SYNC_SIZE = 16

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 
-from puffin_cli.format.errors import BlobTooLargeError, PuffinError
+from puffin_cli.errors import BlobTooLargeError, PuffinError
 from puffin_cli.format.spec import CODEC_LZ4, CODEC_ZSTD, KNOWN_CODECS
 
 LZ4_FRAME_MAGIC = b"\x04\x22\x4d\x18"

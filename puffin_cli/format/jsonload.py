@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from puffin_cli.format.errors import LimitError, PuffinError
+from puffin_cli.errors import LimitError, PuffinError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from puffin_cli.errors import ErrorKind, LimitError, PuffinError
 from puffin_cli.format import jsonload
-from puffin_cli.format.errors import ErrorKind, LimitError, PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.spec import CREATED_BY, DEFAULT_MAX_BLOB_SIZE, DEFAULT_TAIL_READ
 

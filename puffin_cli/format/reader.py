@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from types import TracebackType
 
+from puffin_cli.errors import BlobTooLargeError, EncryptedFileError, PuffinError
 from puffin_cli.format import codecs
-from puffin_cli.format.errors import BlobTooLargeError, EncryptedFileError, PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.metadata import BlobMetadata, FileMetadata, FooterInfo, decode_footer_json
 from puffin_cli.format.spec import (

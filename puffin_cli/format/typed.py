@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 _MISSING: Any = object()
 

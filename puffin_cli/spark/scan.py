@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from puffin_cli.analysis.scan import ScanResult
 from puffin_cli.analysis.validate import NAMED_FAILURES
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.file_report import FileReport

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 DEFAULT_MASTER = "local[*]"
 APP_NAME = "puffin-cli"

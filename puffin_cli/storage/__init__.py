@@ -44,7 +44,7 @@ Configuration
     :func:`default_io` is the FileIO that commands use. A FileIO pickles as its properties, so
     Spark tasks rebuild the same configuration on executors.
 
-Errors are :class:`StorageError` (a :class:`~puffin_cli.format.errors.PuffinError`, so every
+Errors are :class:`StorageError` (a :class:`~puffin_cli.errors.PuffinError`, so every
 command reports them as one line, exit 1), with ``io.*`` / ``write.*`` codes.
 """
 

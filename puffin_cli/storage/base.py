@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from urllib.parse import unquote, urlparse
 
-from puffin_cli.format.errors import ErrorKind, PuffinError
+from puffin_cli.errors import ErrorKind, PuffinError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:

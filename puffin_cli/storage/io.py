@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 
-from puffin_cli.format.errors import ErrorKind, PuffinError
+from puffin_cli.errors import ErrorKind, PuffinError
 from puffin_cli.storage import local
 from puffin_cli.storage.base import (
     FileInfo,

@@ -42,7 +42,7 @@ from puffin_cli.analysis.table.manifests import ContentFile
 from puffin_cli.analysis.table.snapshot_writer import delete_key, replace_delete_files
 from puffin_cli.analysis.table.updates import CommitResult, TableChange
 from puffin_cli.analysis.table.walk import TableWalk
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import FileIO

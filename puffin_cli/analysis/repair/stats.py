@@ -34,7 +34,7 @@ from puffin_cli.analysis.table.updates import (
     StatisticsFileEntry,
     TableUpdate,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import (
     ABOUT_FILE,
     PARTITION_STATISTICS,

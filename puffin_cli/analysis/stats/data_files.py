@@ -37,8 +37,8 @@ from puffin_cli.analysis.stats.files import (
     NameMapping,
     PositionDeleteFile,
 )
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.avro import SYNC_SIZE, AvroFile
-from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import FileIO, StorageError
 

@@ -47,7 +47,7 @@ from puffin_cli.analysis.table.metadata import (
     TableMetadata,
 )
 from puffin_cli.blobs.iceberg_values import IcebergType
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 
 def is_unpartitioned(spec: dict[str, Any]) -> bool:

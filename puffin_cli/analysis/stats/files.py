@@ -11,7 +11,7 @@ from typing import Any
 
 from puffin_cli.analysis.table.metadata import PathMapper
 from puffin_cli.blobs.iceberg_values import IcebergType
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.storage import is_remote
 
 # The ``file_path`` column of position delete files (Iceberg's MetadataColumns.DELETE_FILE_PATH).

@@ -46,7 +46,7 @@ from puffin_cli.analysis.table.metadata import (
     Snapshot,
     TableMetadata,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 DATA_FORMATS = frozenset({"parquet", "orc", "avro"})
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"

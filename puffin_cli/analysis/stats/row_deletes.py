@@ -19,8 +19,8 @@ from puffin_cli.analysis.stats.files import (
     PositionDeleteFile,
 )
 from puffin_cli.blobs.arrow_values import SerializedColumn, serialize_column
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.avro import AvroFile
-from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import FileIO, StorageError
 

@@ -25,7 +25,7 @@ from puffin_cli.analysis.stats.files import (
 from puffin_cli.analysis.stats.row_deletes import RowDeletes, equality_keep
 from puffin_cli.blobs.arrow_values import SerializedColumn, serialize_column
 from puffin_cli.blobs.theta import AlphaSketch, CompactTheta
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

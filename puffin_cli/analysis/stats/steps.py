@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from puffin_cli.analysis.stats.plan import StatsPlan, plan_snapshot, stats_snapshot
 from puffin_cli.analysis.stats.result import ColumnStats
 from puffin_cli.blobs.theta import MAX_THETA, CompactTheta, ThetaAccumulator
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.spec import CODEC_ZSTD, NDV_PROPERTY, THETA_BLOB_TYPE
 from puffin_cli.format.writer import PuffinWriter

@@ -37,7 +37,7 @@ from itertools import pairwise
 
 from puffin_cli.analysis.stats.files import DataFile
 from puffin_cli.analysis.stats.plan import StatsPlan
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 TARGET_SIZE = "read.split.target-size"
 LOOKBACK = "read.split.planning-lookback"

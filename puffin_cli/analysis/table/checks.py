@@ -58,7 +58,7 @@ from puffin_cli.analysis.table.report import (
     StatisticsChoice,
     StatisticsFile,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import (
     ABOUT_DV,
     ABOUT_FILE,

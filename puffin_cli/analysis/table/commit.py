@@ -67,7 +67,7 @@ from puffin_cli.analysis.table.updates import (
     TableRequirement,
     TableUpdate,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.text import encode
 from puffin_cli.storage import FileIO, StorageError, join, name_of

@@ -42,7 +42,7 @@ from puffin_cli.analysis.table.metadata import (
     normalize_location,
     resolve_metadata_path,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import FileIO, is_remote, join
 

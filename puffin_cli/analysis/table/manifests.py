@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from puffin_cli.analysis.table.metadata import PathMapper, Snapshot, normalize_location
+from puffin_cli.errors import ErrorKind, PuffinError
 from puffin_cli.format.avro import AvroFile
-from puffin_cli.format.errors import ErrorKind, PuffinError
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.format.typed import Obj, is_int

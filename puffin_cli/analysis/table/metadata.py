@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from puffin_cli.errors import PuffinError
 from puffin_cli.format import jsonload
-from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.format.typed import Obj

@@ -47,7 +47,7 @@ from puffin_cli.analysis.table.updates import (
     TableChange,
     TableRequirement,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.storage import join
 
 STATUS_EXISTING, STATUS_ADDED = 0, 1

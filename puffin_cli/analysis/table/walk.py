@@ -31,7 +31,7 @@ from puffin_cli.analysis.table.report import (
     TablesReport,
     Totals,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import (
     ABOUT_SNAPSHOT,
     DATA,

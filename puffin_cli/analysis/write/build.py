@@ -34,7 +34,7 @@ from puffin_cli.analysis.write.plan import (
     spec_error,
 )
 from puffin_cli.blobs.iceberg_values import IcebergType, parse_values
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import (

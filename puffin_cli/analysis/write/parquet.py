@@ -17,7 +17,7 @@ from puffin_cli.analysis.write.plan import (
     theta_blob,
 )
 from puffin_cli.blobs.iceberg_values import IcebergType
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.storage import default_io, has_magic, is_remote, local_path, scheme_of
 

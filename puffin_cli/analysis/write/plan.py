@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from puffin_cli import CREATED_BY as DEFAULT_CREATED_BY
 from puffin_cli.blobs.iceberg_values import IcebergType
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.spec import (

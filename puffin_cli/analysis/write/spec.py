@@ -29,8 +29,8 @@ from puffin_cli.analysis.write.plan import (
     spec_error,
 )
 from puffin_cli.blobs.iceberg_values import IcebergType, parse_value
+from puffin_cli.errors import PuffinError
 from puffin_cli.format import jsonload
-from puffin_cli.format.errors import PuffinError
 from puffin_cli.format.metadata import json_kind
 from puffin_cli.format.spec import (
     CODEC_LZ4,

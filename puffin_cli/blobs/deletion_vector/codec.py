@@ -40,7 +40,7 @@ from puffin_cli.blobs.deletion_vector.layout import (
     DeletionVector,
     Problem,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 
 if TYPE_CHECKING:

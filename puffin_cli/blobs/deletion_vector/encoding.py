@@ -33,7 +33,7 @@ from puffin_cli.blobs.deletion_vector.layout import (
     BitmapLayout,
     ContainerLayout,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.spec import (
     CARDINALITY_PROPERTY,
     REFERENCED_DATA_FILE_PROPERTY,

@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from puffin_cli.blobs.deletion_vector.containers import iter_position_chunks
 from puffin_cli.blobs.deletion_vector.layout import MAX_POSITION, DeletionVector
-from puffin_cli.format.errors import LimitError, PuffinError
+from puffin_cli.errors import LimitError, PuffinError
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 
 if TYPE_CHECKING:

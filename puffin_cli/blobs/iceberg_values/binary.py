@@ -44,7 +44,7 @@ from puffin_cli.blobs.iceberg_values.types import (
     check_int,
     unscaled_value,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 if TYPE_CHECKING:
     import numpy as np

@@ -36,7 +36,7 @@ from puffin_cli.blobs.iceberg_values.types import (
     check_decimal,
     check_int,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 # ASCII digits (``\\d`` would take any script's) and no more than ``int`` takes quietly.
 _INTEGER = re.compile(r"[+-]?[0-9]{1,40}")

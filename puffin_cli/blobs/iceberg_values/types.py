@@ -18,7 +18,7 @@ import uuid
 from dataclasses import dataclass
 from decimal import Context, Decimal
 
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 
 IcebergValue = bool | int | float | Decimal | str | uuid.UUID | bytes
 

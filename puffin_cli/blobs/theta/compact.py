@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from puffin_cli.blobs.theta.hashing import DEFAULT_SEED, DEFAULT_SEED_HASH
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.metadata import BlobMetadata
 
 if TYPE_CHECKING:

@@ -48,7 +48,7 @@ from puffin_cli.blobs.theta.compact import (
     read_header,
     theta_estimate,
 )
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.spec import NDV_PROPERTY, THETA_BLOB_TYPE

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.paimon_blob.index import decode_lengths
 from puffin_cli.format.paimon_blob.spec import (
     CHUNK,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import BinaryIO, cast
 
-from puffin_cli.format.errors import PuffinError
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.paimon_blob.index import encode_lengths
 from puffin_cli.format.paimon_blob.spec import (
     CHUNK,
