@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from puffin_cli.analysis.stats.kept import OtherColumn
+
 
 @dataclass(frozen=True)
 class ColumnStats:
@@ -41,3 +43,7 @@ class StatsResult:
     committed_version: int | None = None
     committed_metadata: str | None = None  # the metadata file the commit published
     sketch_seconds: float = 0.0  # the sketching job's wall time (no Spark start-up)
+    # where the file is: in the table's metadata folder (registered with --commit) or not
+    in_table: bool = True
+    kept_from: str | None = None  # the snapshot's registered statistics file, if any
+    other_columns: tuple[OtherColumn, ...] = ()  # its blobs no column computed replaces
