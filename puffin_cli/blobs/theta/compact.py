@@ -286,3 +286,13 @@ def decode_theta(data: bytes, meta: BlobMetadata | None = None) -> Any:
 def describe(data: bytes) -> str:
     """The DataSketches library's own description of the sketch (``dump-blob --format sketch``)."""
     return str(decode_theta(data).to_string())
+
+
+def compact_from_bytes(data: bytes, meta: BlobMetadata | None = None) -> CompactTheta:
+    """A serialized compact sketch (either serial version) as a :class:`CompactTheta`, after
+    the DataSketches library has read it (:func:`decode_theta`): its theta and sorted hashes."""
+    import numpy as np
+
+    sketch = decode_theta(data, meta)
+    hashes = np.sort(np.fromiter(iter(sketch), dtype=np.uint64, count=sketch.num_retained))
+    return CompactTheta(int(sketch.theta64), hashes, empty=bool(sketch.is_empty()))
