@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from puffin_cli.analysis.stats.plan import StatsPlan
@@ -32,6 +33,8 @@ from puffin_cli.analysis.stats.result import StatsResult
 from puffin_cli.analysis.stats.steps import Sketches
 
 if TYPE_CHECKING:
+    from puffin_cli.analysis.stats.batch import StatsBatchResult, TableOutcome, TableTarget
+    from puffin_cli.analysis.table.loading import Table
     from puffin_cli.storage import FileIO
 
 Progress = Callable[[int, int], None]  # (completed tasks, total tasks)
@@ -73,38 +76,58 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True
 # --- the command ------------------------------------------------------------------------------
 
 
-def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | None = None,
-                        snapshot_id: int | None = None, master: str | None = None,
-                        spark_conf: dict[str, str] | None = None,
-                        uuid_as_string: bool = True, commit: bool = False,
-                        relocate: list[tuple[str, str]] | None = None,
-                        quiet_spark: bool = True,
-                        on_phase: Callable[[str], None] | None = None,
-                        progress: Progress | None = None,
-                        catalog: str | None = None,
-                        fileio: FileIO | None = None) -> StatsResult:
-    """The steps in a row: plan, sketch on Spark, write the statistics file and (with
-    ``commit``) register it. With ``catalog``, ``table`` is a table identifier there, and the
-    commit goes through it. The table is read with ``fileio`` (the CLI's) and its own FileIO
-    properties on top."""
+class LazySession:
+    """The Spark session of a run: started (or the active one joined) the first time a table
+    needs it, then shared by every table; never started when none does."""
+
+    def __init__(self, master: str | None, conf: dict[str, str] | None, *, quiet: bool,
+                 on_phase: Callable[[str], None]) -> None:
+        self.master, self.conf, self.quiet, self.on_phase = master, conf, quiet, on_phase
+        self.session: Any = None
+
+    def __call__(self) -> Any:
+        if self.session is None:
+            from puffin_cli.spark.session import get_session
+
+            self.on_phase("starting Spark")
+            self.session = get_session(self.master, self.conf, quiet=self.quiet)
+        return self.session
+
+    @property
+    def started(self) -> bool:
+        return self.session is not None
+
+
+def compute_loaded(table: Table, label: str, spark: LazySession, *,
+                   columns: list[str] | None = None, snapshot_id: int | None = None,
+                   uuid_as_string: bool = True, commit: bool = False,
+                   output: str | Callable[[int], str] | None = None,
+                   on_phase: Callable[[str], None] | None = None,
+                   progress: Progress | None = None) -> StatsResult:
+    """One table's steps in a row: plan, sketch on ``spark``, write the statistics file (at
+    ``output``, else in the table's metadata folder, where ``commit`` registers it) keeping
+    the other columns of the snapshot's registered file, and commit. ``output`` is a path, or
+    gives it for the snapshot's ID. A commit that cannot succeed is refused before any
+    work."""
     from puffin_cli.analysis.stats import steps
-    from puffin_cli.analysis.table.loading import Table
-    from puffin_cli.spark.session import get_session
+    from puffin_cli.analysis.stats.kept import kept_blobs
+    from puffin_cli.analysis.table.commit import check_committable
 
     start = time.monotonic()
     phase = on_phase or (lambda _text: None)
-    phase("reading table metadata")
-    plan = steps.plan_statistics(
-        Table.load(table, fileio=fileio, relocate=relocate, catalog=catalog), snapshot_id,
-        columns)
-    phase("starting Spark")
-    spark = get_session(master, spark_conf, quiet=quiet_spark)
+    if commit:
+        check_committable(table)
+    plan = steps.plan_statistics(table, snapshot_id, columns)
+    kept = kept_blobs(plan, "text" if uuid_as_string else "bytes")
+    session = spark()
     phase(f"sketching {len(plan.columns)} columns of {len(plan.data_files)} data files")
     sketching = time.monotonic()
-    sketches = compute_sketches(spark, plan, uuid_as_string=uuid_as_string, progress=progress)
+    sketches = compute_sketches(session, plan, uuid_as_string=uuid_as_string, progress=progress)
     sketch_seconds = time.monotonic() - sketching
     phase("writing the statistics file")
-    written = steps.write_statistics(plan, sketches, uuid_as_string=uuid_as_string)
+    target = output(plan.snapshot.snapshot_id) if callable(output) else output
+    written = steps.write_statistics(plan, sketches, uuid_as_string=uuid_as_string,
+                                     target=target, kept=kept)
     version = committed = None
     if commit:
         phase("committing")
@@ -112,7 +135,7 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
         version, committed = done.version, done.metadata_file
     snapshot = plan.snapshot
     return StatsResult(
-        table=str(table), snapshot_id=snapshot.snapshot_id,
+        table=label, snapshot_id=snapshot.snapshot_id,
         sequence_number=snapshot.sequence_number, schema_id=plan.schema_id,
         columns=steps.column_stats(plan, sketches), skipped_columns=plan.skipped,
         rows_read=sketches.rows, data_files=len(plan.data_files),
@@ -122,4 +145,76 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
         statistics_location=written.location, file_size=written.file_size,
         footer_size=written.footer_size,
         seconds=round(time.monotonic() - start, 3), committed_version=version,
-        committed_metadata=committed, sketch_seconds=round(sketch_seconds, 3))
+        committed_metadata=committed, sketch_seconds=round(sketch_seconds, 3),
+        in_table=written.in_table, kept_from=kept.source, other_columns=written.others)
+
+
+def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | None = None,
+                        snapshot_id: int | None = None, master: str | None = None,
+                        spark_conf: dict[str, str] | None = None,
+                        uuid_as_string: bool = True, commit: bool = False,
+                        relocate: list[tuple[str, str]] | None = None,
+                        quiet_spark: bool = True,
+                        on_phase: Callable[[str], None] | None = None,
+                        progress: Progress | None = None,
+                        catalog: str | None = None,
+                        fileio: FileIO | None = None,
+                        output: str | Callable[[int], str] | None = None) -> StatsResult:
+    """The steps in a row for one table: plan, sketch on Spark, write the statistics file
+    (at ``output``, else in the table's metadata folder) and (with ``commit``) register it.
+    With ``catalog``, ``table`` is a table identifier there, and the commit goes through it.
+    The table is read with ``fileio`` (the CLI's) and its own FileIO properties on top."""
+    from puffin_cli.analysis.table.loading import Table
+
+    phase = on_phase or (lambda _text: None)
+    phase("reading table metadata")
+    loaded = Table.load(table, fileio=fileio, relocate=relocate, catalog=catalog)
+    spark = LazySession(master, spark_conf, quiet=quiet_spark, on_phase=phase)
+    return compute_loaded(loaded, str(table), spark, columns=columns, snapshot_id=snapshot_id,
+                          uuid_as_string=uuid_as_string, commit=commit, output=output,
+                          on_phase=phase, progress=progress)
+
+
+def compute_tables(targets: Sequence[TableTarget], *, catalog: str | None = None,
+                   columns: list[str] | None = None, master: str | None = None,
+                   spark_conf: dict[str, str] | None = None, uuid_as_string: bool = True,
+                   commit: bool = False, output: Callable[[str, int], str] | None = None,
+                   quiet_spark: bool = True, on_phase: Callable[[str], None] | None = None,
+                   progress: Progress | None = None,
+                   on_done: Callable[[TableOutcome], None] | None = None) -> StatsBatchResult:
+    """``stats compute`` over many tables in one Spark session (started only when a table
+    needs it): each table's snapshot that already has statistics for every column is left
+    as it is (``fresh``), the others computed (``output(label, snapshot_id)`` the file's path
+    without ``commit``); a table that fails does not stop the others."""
+    from puffin_cli.analysis.stats import batch
+    from puffin_cli.analysis.stats.incremental import FRESH, decide_refresh
+    from puffin_cli.analysis.table.commit import check_committable
+
+    start = time.monotonic()
+    phase = on_phase or (lambda _text: None)
+    spark = LazySession(master, spark_conf, quiet=quiet_spark, on_phase=phase)
+    uuid_hash = "text" if uuid_as_string else "bytes"
+    parallelism = batch.session_parallelism(master, spark_conf or {})
+    done = 0
+
+    def each(table: Table, label: str) -> batch.TableOutcome:
+        nonlocal done
+        done += 1
+        where = f"[{done}/{len(targets)}] {label}"
+        phase(f"{where}: reading table metadata")
+        if commit:
+            check_committable(table)
+        decision = decide_refresh(table, None, columns, parallelism=parallelism,
+                                  uuid_hash=uuid_hash)
+        if decision.mode == FRESH:
+            return batch.TableOutcome(label, batch.FRESH_STATUS, 0.0,
+                                      plan=batch.refresh_plan(decision))
+        result = compute_loaded(
+            table, label, spark, columns=columns, uuid_as_string=uuid_as_string,
+            commit=commit, output=None if output is None else partial(output, label),
+            on_phase=lambda text: phase(f"{where}: {text}"), progress=progress)
+        return batch.TableOutcome(label, batch.COMPUTED, result.seconds, result=result)
+
+    outcomes = batch.run_tables(targets, each, on_done or (lambda _outcome: None))
+    return batch.batch_result(catalog, outcomes, dry_run=False, commit=commit,
+                              seconds=time.monotonic() - start, spark_started=spark.started)

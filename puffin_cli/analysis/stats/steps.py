@@ -24,7 +24,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from puffin_cli.analysis.stats.kept import UUID_HASH_PROPERTY, KeptBlobs, OtherColumn
+from puffin_cli.analysis.stats.kept import UUID_HASH_PROPERTY as UUID_HASH_PROPERTY
+from puffin_cli.analysis.stats.kept import KeptBlobs, OtherColumn
 from puffin_cli.analysis.stats.plan import StatsPlan, plan_snapshot, stats_snapshot
 from puffin_cli.analysis.stats.result import ColumnStats
 from puffin_cli.blobs.theta import MAX_THETA, CompactTheta, ThetaAccumulator
