@@ -40,6 +40,12 @@ def _columns(text: str | None) -> list[str] | None:
               help="Register the statistics file in a new table metadata version (through "
                    "the catalog with --catalog, else the file-system table protocol), "
                    "replacing older statistics of that snapshot.")
+@click.option("--full", is_flag=True,
+              help="Read the whole snapshot, even when its statistics are fresh or an "
+                   "ancestor's sketches could be extended (the default: incremental).")
+@click.option("--in-process-rows", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Sketch an increment of at most N new rows in this process, without "
+                   "Spark (default 1000000; 0: always Spark).")
 @click.option("--master", default=None, metavar="URL",
               help="Spark master (default local[*]; ignored under spark-submit).")
 @uuid_hash_option
@@ -51,7 +57,8 @@ def _columns(text: str | None) -> list[str] | None:
 @io_option
 @click.pass_context
 def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: int | None,
-            commit: bool, master: str | None, uuid_hash: str, spark_conf: dict[str, str],
+            commit: bool, full: bool, in_process_rows: int | None, master: str | None,
+            uuid_hash: str, spark_conf: dict[str, str],
             relocate: list[tuple[str, str]], catalog: str | None, quiet: bool,
             as_json: bool) -> None:
     """Compute Theta-sketch NDV statistics of TABLE, as Iceberg's compute_table_stats does.
@@ -62,6 +69,11 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
     applied) with Spark, matching columns by field ID, and writes
     TABLE/metadata/<snapshot-id>-<uuid>.stats: one zstd-compressed
     apache-datasketches-theta-v1 blob per column with its `ndv`.
+
+    Incremental by default: when an ancestor snapshot has statistics and only appends
+    followed (Iceberg's tasks unchanged), only the new data files are sketched and unioned
+    with its sketches, which gives the same bytes as a full compute; a snapshot whose
+    statistics are already there is left as it is. --full reads everything.
 
     \b
     Examples:
@@ -82,7 +94,8 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
             master=master,
             spark_conf=spark_conf, uuid_as_string=uuid_hash == "text", commit=commit,
             relocate=relocate, quiet_spark=not debug, on_phase=display.phase,
-            progress=display.advance, fileio=default_io())
+            progress=display.advance, fileio=default_io(), full=full,
+            **({} if in_process_rows is None else {"in_process_rows": in_process_rows}))
     if as_json:
         emit(ctx, result)
     elif not quiet:

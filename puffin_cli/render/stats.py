@@ -20,24 +20,44 @@ def stats_lines(result: StatsResult) -> list[str]:
     applied = f", deletes: {', '.join(deletes)}" if deletes else ""
     rate = result.rows_read / result.sketch_seconds if result.sketch_seconds > 0 else 0.0
     lines = [f"snapshot {result.snapshot_id} (sequence {result.sequence_number}): "
-             f"{plural(result.rows_read, 'live row')} from "
-             f"{plural(result.data_files, 'data file')}{applied}",
-             f"{result.seconds:.1f} s; sketching {result.sketch_seconds:.1f} s "
-             f"({plural(round(rate), 'row')}/s, Spark's start-up not counted)"]
+             f"{plural(result.data_files, 'data file')}{applied}", mode_line(result)]
+    if result.mode != "fresh":
+        where = "in this process" if result.in_process else "Spark's start-up not counted"
+        lines.append(f"{result.seconds:.1f} s; sketching {result.sketch_seconds:.1f} s "
+                     f"({plural(round(rate), 'row')}/s, {where})")
     width = max([len(c.name) for c in result.columns] + [6])
-    lines.append(f"  {'column':<{width}}  {'id':>5}  {'type':<16} {'ndv':>14}  mode")
+    mixed = len({c.mode for c in result.columns}) > 1
+    lines.append(f"  {'column':<{width}}  {'id':>5}  {'type':<16} {'ndv':>14}  sketch")
     for c in result.columns:
-        mode = "exact" if c.exact else f"estimate ({c.retained} hashes)"
-        lines.append(f"  {c.name:<{width}}  {c.field_id:>5}  {c.type:<16} {c.ndv:>14,}  {mode}")
+        sketch = "exact" if c.exact else f"estimate ({c.retained} hashes)"
+        how = f"; {c.mode}: {c.mode_reason}" if mixed else ""
+        lines.append(f"  {c.name:<{width}}  {c.field_id:>5}  {c.type:<16} {c.ndv:>14,}  "
+                     f"{sketch}{how}")
     for name, why in result.skipped_columns:
         lines.append(f"  skipped {name}: {why}")
-    lines.append(f"wrote {result.statistics_path} ({result.file_size:,} bytes, footer "
-                 f"{result.footer_size:,} bytes)")
+    if result.mode == "fresh":
+        lines.append(f"already fresh: {result.statistics_path} (nothing written; --full "
+                     "recomputes)")
+    else:
+        lines.append(f"wrote {result.statistics_path} ({result.file_size:,} bytes, footer "
+                     f"{result.footer_size:,} bytes)")
     if result.committed_version is not None:
         name = (result.committed_metadata or "").rsplit("/", 1)[-1]
         lines.append(f"committed as {name} "
                      f"(statistics for snapshot {result.snapshot_id})")
     return lines
+
+
+def mode_line(result: StatsResult) -> str:
+    """How the statistics were made, in one line: fresh, incremental (from which base) or
+    full (why), with the data files and rows read."""
+    read = (f"read {plural(result.files_read, 'data file')}, "
+            f"{plural(result.rows_read, 'live row')}")
+    if result.mode == "fresh":
+        return f"fresh: {result.mode_reason}"
+    if result.mode == "incremental":
+        return f"incremental: {read}; {result.mode_reason}"
+    return f"full: {read} ({result.mode_reason})"
 
 
 ORPHANS_SHOWN = 20

@@ -23,8 +23,10 @@ the job replays Iceberg's own tasks:
 from __future__ import annotations
 
 import os
+import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from puffin_cli.analysis.stats.plan import StatsPlan
@@ -32,9 +34,13 @@ from puffin_cli.analysis.stats.result import StatsResult
 from puffin_cli.analysis.stats.steps import Sketches
 
 if TYPE_CHECKING:
+    from puffin_cli.analysis.stats.task_groups import TaskGroup
     from puffin_cli.storage import FileIO
 
 Progress = Callable[[int, int], None]  # (completed tasks, total tasks)
+# An increment of at most this many rows (record counts of the new data files) is sketched in
+# this process, without starting Spark (--in-process-rows).
+IN_PROCESS_ROWS = 1_000_000
 
 
 # --- Iceberg's tasks --------------------------------------------------------------------------
@@ -51,14 +57,17 @@ def planning_parallelism(spark: Any) -> int:
 
 
 def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True,
-                     progress: Progress | None = None) -> Sketches:
-    """The sketching step as one Spark job: a task per Iceberg task group, then the union of
-    its partial sketches per column, as Iceberg's final aggregate does."""
+                     progress: Progress | None = None,
+                     groups: Sequence[TaskGroup] | None = None) -> Sketches:
+    """The sketching step as one Spark job: a task per Iceberg task group (``groups``, by
+    default all of the plan's), then the union of its partial sketches per column, as
+    Iceberg's final aggregate does."""
     from puffin_cli.analysis.stats.sketch_task import run_task, task_specs
     from puffin_cli.analysis.stats.steps import union_results
     from puffin_cli.analysis.stats.task_groups import plan_task_groups
     from puffin_cli.spark.session import run_with_progress, ship_package
-    groups = plan_task_groups(plan, planning_parallelism(spark))
+    if groups is None:
+        groups = plan_task_groups(plan, planning_parallelism(spark))
     specs = task_specs(plan, groups, uuid_as_string=uuid_as_string)
     if not specs:
         return union_results(plan, ())
@@ -68,6 +77,28 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True
         spark, lambda: sc.parallelize(specs, len(specs)).map(
             run_task).collect(), progress, "puffin stats compute")
     return union_results(plan, results)
+
+
+def local_parallelism(master: str | None, spark_conf: dict[str, str] | None) -> int | None:
+    """The parallelism Iceberg's scan would plan for in a new session on ``master``, known
+    without starting Spark: ``local``, ``local[N]`` and ``local[*]`` (the default) have
+    ``N`` (the cores) as default parallelism, and ``spark.sql.shuffle.partitions`` is the
+    ``--conf`` value or Spark's 200. ``None`` for a cluster, or a running session
+    (spark-submit), whose parallelism only Spark knows."""
+    import sys
+
+    if "pyspark" in sys.modules:
+        from pyspark.sql import SparkSession
+
+        if SparkSession.getActiveSession() is not None:
+            return None
+    found = re.fullmatch(r"local(?:\[(\*|[0-9]+)(?:,[0-9]+)?\])?", master or "local[*]")
+    if found is None:
+        return None
+    cores = found.group(1)
+    default = 1 if cores is None else (os.cpu_count() or 1) if cores == "*" else int(cores)
+    shuffle = (spark_conf or {}).get("spark.sql.shuffle.partitions", "200")
+    return max(default, int(shuffle)) if shuffle.isdigit() else None
 
 
 # --- the command ------------------------------------------------------------------------------
@@ -82,44 +113,97 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
                         on_phase: Callable[[str], None] | None = None,
                         progress: Progress | None = None,
                         catalog: str | None = None,
-                        fileio: FileIO | None = None) -> StatsResult:
-    """The steps in a row: plan, sketch on Spark, write the statistics file and (with
-    ``commit``) register it. With ``catalog``, ``table`` is a table identifier there, and the
-    commit goes through it. The table is read with ``fileio`` (the CLI's) and its own FileIO
-    properties on top."""
+                        fileio: FileIO | None = None, full: bool = False,
+                        in_process_rows: int = IN_PROCESS_ROWS) -> StatsResult:
+    """The steps in a row: decide (:func:`~puffin_cli.analysis.stats.incremental.decide_refresh`:
+    fresh, incremental or full; ``full`` forces a full compute), sketch (an increment of at
+    most ``in_process_rows`` rows in this process when Spark's parallelism is known without
+    starting it, else on Spark), write the statistics file and (with ``commit``) register it.
+    A snapshot whose statistics are fresh is left as it is (nothing written). With
+    ``catalog``, ``table`` is a table identifier there, and the commit goes through it. The
+    table is read with ``fileio`` (the CLI's) and its own FileIO properties on top."""
     from puffin_cli.analysis.stats import steps
+    from puffin_cli.analysis.stats.incremental import FRESH, INCREMENTAL, decide_refresh
+    from puffin_cli.analysis.stats.incremental import refresh_sketches as refresh
     from puffin_cli.analysis.table.loading import Table
-    from puffin_cli.spark.session import get_session
 
     start = time.monotonic()
     phase = on_phase or (lambda _text: None)
     phase("reading table metadata")
-    plan = steps.plan_statistics(
-        Table.load(table, fileio=fileio, relocate=relocate, catalog=catalog), snapshot_id,
-        columns)
-    phase("starting Spark")
-    spark = get_session(master, spark_conf, quiet=quiet_spark)
-    phase(f"sketching {len(plan.columns)} columns of {len(plan.data_files)} data files")
+    loaded = Table.load(table, fileio=fileio, relocate=relocate, catalog=catalog)
+    uuid_hash = "text" if uuid_as_string else "bytes"
+    known = local_parallelism(master, spark_conf)
+    spark = None
+    if known is None:
+        spark = _session(phase, master, spark_conf, quiet_spark)
+        known = planning_parallelism(spark)
+    decision = decide_refresh(loaded, snapshot_id, columns, full=full, parallelism=known,
+                              uuid_hash=uuid_hash)
+    plan = decision.plan
+    in_process = (spark is None and decision.mode == INCREMENTAL
+                  and decision.new_rows <= in_process_rows)
+    if decision.mode != FRESH and not in_process:
+        if spark is None:
+            spark = _session(phase, master, spark_conf, quiet_spark)
+        parallelism = planning_parallelism(spark)
+        if parallelism != known:  # a running session: its own parallelism decides
+            decision = decide_refresh(loaded, snapshot_id, columns, full=full,
+                                      parallelism=parallelism, uuid_hash=uuid_hash)
+            plan = decision.plan
+
+    def sketch(part: StatsPlan, groups: Sequence[TaskGroup]) -> Sketches:
+        if spark is None:
+            return steps.sketch_groups(part, groups, uuid_as_string=uuid_as_string)
+        return compute_sketches(spark, part, uuid_as_string=uuid_as_string,
+                                progress=progress, groups=groups)
+
+    if decision.mode != FRESH:
+        where = "in this process" if spark is None else "on Spark"
+        phase(f"sketching {len(plan.columns)} columns ({decision.mode}) {where}")
     sketching = time.monotonic()
-    sketches = compute_sketches(spark, plan, uuid_as_string=uuid_as_string, progress=progress)
+    done = refresh(decision, sketch)
     sketch_seconds = time.monotonic() - sketching
-    phase("writing the statistics file")
-    written = steps.write_statistics(plan, sketches, uuid_as_string=uuid_as_string)
+    sketches = done.sketches
     version = committed = None
-    if commit:
-        phase("committing")
-        done = steps.commit_statistics(plan, written)
-        version, committed = done.version, done.metadata_file
+    if decision.mode == FRESH:
+        existing = next(e for e in loaded.metadata.statistics
+                        if e.snapshot_id == plan.snapshot.snapshot_id
+                        and e.path == decision.columns[0].base_file)
+        path, location = loaded.local(existing.path), existing.path
+        file_size, footer_size = existing.file_size, existing.footer_size
+    else:
+        phase("writing the statistics file")
+        written = steps.write_statistics(plan, sketches, uuid_as_string=uuid_as_string)
+        path, location = written.path, written.location
+        file_size, footer_size = written.file_size, written.footer_size
+        if commit:
+            phase("committing")
+            result = steps.commit_statistics(plan, written)
+            version, committed = result.version, result.metadata_file
     snapshot = plan.snapshot
+    bases = {c.base_snapshot_id for c in decision.columns if c.mode == decision.mode}
+    columns_out = tuple(
+        replace(stats, mode=c.mode, base_snapshot_id=c.base_snapshot_id, mode_reason=c.reason)
+        for stats, c in zip(steps.column_stats(plan, sketches), decision.columns, strict=True))
     return StatsResult(
         table=str(table), snapshot_id=snapshot.snapshot_id,
         sequence_number=snapshot.sequence_number, schema_id=plan.schema_id,
-        columns=steps.column_stats(plan, sketches), skipped_columns=plan.skipped,
+        columns=columns_out, skipped_columns=plan.skipped,
         rows_read=sketches.rows, data_files=len(plan.data_files),
         position_delete_files=len(plan.position_deletes),
         deletion_vectors=len(plan.deletion_vectors),
-        statistics_path=written.path,
-        statistics_location=written.location, file_size=written.file_size,
-        footer_size=written.footer_size,
+        statistics_path=path, statistics_location=location, file_size=file_size,
+        footer_size=footer_size,
         seconds=round(time.monotonic() - start, 3), committed_version=version,
-        committed_metadata=committed, sketch_seconds=round(sketch_seconds, 3))
+        committed_metadata=committed, sketch_seconds=round(sketch_seconds, 3),
+        mode=decision.mode, base_snapshot_id=bases.pop() if len(bases) == 1 else None,
+        mode_reason=decision.reason, files_read=done.files_read,
+        in_process=spark is None and decision.mode != FRESH)
+
+
+def _session(phase: Callable[[str], None], master: str | None,
+             spark_conf: dict[str, str] | None, quiet: bool) -> Any:
+    from puffin_cli.spark.session import get_session
+
+    phase("starting Spark")
+    return get_session(master, spark_conf, quiet=quiet)
