@@ -159,7 +159,7 @@ def test_inspect_catalog_needs_table(catalog: Any) -> None:
 def test_stats_compute_commits_through_the_catalog(catalog: Any, spark: Any) -> None:
     before = catalog.load_table("db.events")
     outcome = invoke("stats", "compute", "--catalog", "test", "db.events", "--commit",
-                     "--master", "local[2]", "--json")
+                     "--full", "--master", "local[2]", "--json")
     assert outcome.exit_code == 0, outcome.output
     doc = json.loads(outcome.output)
     assert doc["table"] == "db.events"
@@ -275,7 +275,7 @@ def test_spark_built_table_registered_in_the_catalog(kind: str, name: str, spark
     table_dir = register_spark_table(catalog, name, tmp_path)
     _, iceberg = iceberg_statistics(table_dir)
     outcome = invoke("stats", "compute", "--catalog", "test", f"db.{name}", "--commit",
-                     "--master", "local[2]", "--json")
+                     "--full", "--master", "local[2]", "--json")
     assert outcome.exit_code == 0, outcome.output
     doc = json.loads(outcome.output)
     ours = read_blobs(doc["statistics-path"])

@@ -80,7 +80,7 @@ def test_table_stats_commit_and_scan_in_the_object_store(
     assert table["current-snapshot-id"] == before.metadata.current_snapshot_id
 
     outcome = invoke("stats", "compute", "--catalog", "s3cat", "db.events", "--commit",
-                     "--master", "local[2]", "--json")
+                     "--full", "--master", "local[2]", "--json")
     assert outcome.exit_code == 0, outcome.output
     doc = json.loads(outcome.output)
     assert {c["name"]: c["ndv"] for c in doc["columns"]} == {"id": ROWS, "city": 37}
@@ -138,8 +138,8 @@ def test_spark_built_table_uploaded_and_registered(
     original = json.loads(metadata.read_text())["location"]
     commit = name != "types_v3"
     outcome = invoke("stats", "compute", "--catalog", "s3cat", f"db.{name}",
-                     *(["--commit"] if commit else []), "--relocate", f"{original}={prefix}",
-                     "--master", "local[2]", "--json")
+                     *(["--commit"] if commit else []), "--full", "--relocate",
+                     f"{original}={prefix}", "--master", "local[2]", "--json")
     assert outcome.exit_code == 0, outcome.output
     doc = json.loads(outcome.output)
     local = tmp_path / "ours.stats"
@@ -162,7 +162,7 @@ def test_executors_in_other_processes_read_the_objects_themselves(
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("AWS_")}, **variables}
     done = subprocess.run(
         [sys.executable, "-m", "puffin_cli", "stats", "compute", "--catalog", "s3cat",
-         "db.events", "--commit", "-q", "--master", CLUSTER, "--json"],
+         "db.events", "--commit", "--full", "-q", "--master", CLUSTER, "--json"],
         env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)

@@ -244,7 +244,7 @@ def test_sketches_equal_icebergs_with_equality_deletes(equality_tables: Path,
     assert ours == expected["equality-deletes"]
     assert sum(1 for v in ours.values() if v) == 9 and len(planned.equality_deletes) == 3
 
-    result = compute_table_stats(table, master="local[2]")
+    result = compute_table_stats(table, master="local[2]", full=True)
     assert result.rows_read == expected["live-rows"] == 2330
     assert result.snapshot_id == expected["current-snapshot-id"]
     assert result.position_delete_files > 0

@@ -55,12 +55,13 @@ def test_statistics_equal_icebergs(name: str, heldout_tables: Path, tmp_path: Pa
         iceberg = read_blobs(table / "metadata" / Path(stats["path"]).name)
         columns = [b["columns"][0] for b in stats["blobs"]]
         result = compute_table_stats(table, snapshot_id=snapshot, columns=columns,
-                                     master="local[2]")
+                                     master="local[2]", full=True)
         assert result.snapshot_id == snapshot
         assert result.rows_read == stats["live-rows"], snapshot
         fields = [b["fields"][0] for b in stats["blobs"]]
         assert [c.field_id for c in result.columns] == fields
-        default = compute_table_stats(table, snapshot_id=snapshot, master="local[2]")
+        default = compute_table_stats(table, snapshot_id=snapshot, master="local[2]",
+                                      full=True)
         assert [(c.field_id, c.ndv) for c in default.columns] == \
             [(c.field_id, c.ndv) for c in result.columns]
         ours = read_blobs(result.statistics_path)

@@ -65,7 +65,7 @@ def read_blobs(path: Path | str) -> dict[int, tuple[Any, bytes]]:
 
 
 def run(table: Path, spark: Any, **options: Any) -> StatsResult:
-    return compute_table_stats(table, master="local[2]", **options)
+    return compute_table_stats(table, master="local[2]", **{"full": True, **options})
 
 
 @pytest.mark.parametrize("name", ["types_v2", "types_v3"])
@@ -321,7 +321,7 @@ def test_cli_json(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
     from puffin_cli.cli.main import cli
 
     table = copy_table(stats_tables, "types_v3", tmp_path)
-    outcome = CliRunner().invoke(cli, ["stats", "compute", str(table), "--columns", "l,b",
+    outcome = CliRunner().invoke(cli, ["stats", "compute", str(table), "--columns", "l,b", "--full",
                                        "--master", "local[2]", "--json", "-q"])
     assert outcome.exit_code == 0, outcome.output
     doc = json.loads(outcome.stdout)
@@ -355,8 +355,8 @@ def test_spark_conf_reaches_the_session(stats_tables: Path, spark: Any, tmp_path
         assert planning_parallelism(spark) == 3  # local[2]: max(2, 3)
         table = copy_table(stats_tables, "types_v3", tmp_path)
         outcome = CliRunner().invoke(cli, ["stats", "compute", str(table), "--columns", "l",
-                                           "--conf", "spark.sql.shuffle.partitions=5", "-q",
-                                           "--json"])
+                                           "--full", "--conf", "spark.sql.shuffle.partitions=5",
+                                           "-q", "--json"])
         assert outcome.exit_code == 0, outcome.output
         assert spark.conf.get("spark.sql.shuffle.partitions") == "5"
     finally:
@@ -371,7 +371,7 @@ def test_cli_human_summary(stats_tables: Path, spark: Any, tmp_path: Path) -> No
 
     table = copy_table(stats_tables, "types_v2", tmp_path)
     outcome = CliRunner().invoke(cli, ["stats", "compute", str(table), "--columns", "i",
-                                       "--commit"])
+                                       "--commit", "--full"])
     assert outcome.exit_code == 0, outcome.output
     lines = outcome.output.splitlines()
     assert lines[0].endswith("4,376 live rows from 6 data files, deletes: 6 position delete "

@@ -99,6 +99,12 @@ def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[s
 @click.option("--dry-run", is_flag=True,
               help="Show the plan (per table: fresh, incremental from which snapshot or full, "
                    "and what it reads) from metadata only; start no Spark, write nothing.")
+@click.option("--full", is_flag=True,
+              help="Read the whole snapshot, even when its statistics are fresh or an "
+                   "ancestor's sketches could be extended (the default: incremental).")
+@click.option("--in-process-rows", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Sketch an increment of at most N new rows in this process, without "
+                   "Spark (default 1000000; 0: always Spark).")
 @click.option("--master", default=None, metavar="URL",
               help="Spark master (default local[*]; ignored under spark-submit).")
 @uuid_hash_option
@@ -111,7 +117,8 @@ def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[s
 @click.pass_context
 def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
             snapshot_id: int | None, commit: bool, output: str | None, every: bool,
-            dry_run: bool, master: str | None, uuid_hash: str, spark_conf: dict[str, str],
+            dry_run: bool, full: bool, in_process_rows: int | None,
+            master: str | None, uuid_hash: str, spark_conf: dict[str, str],
             relocate: list[tuple[str, str]], catalog: str | None, quiet: bool,
             as_json: bool) -> None:
     """Compute Theta-sketch NDV statistics of TABLE, as Iceberg's compute_table_stats does.
@@ -130,6 +137,11 @@ def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
     that is not a table of the catalog: every table in it and below it) or --all. A table
     whose snapshot already has statistics of every column is left as it is; one line per
     table, a summary, exit 1 when any table failed (the others are done).
+
+    Incremental by default: when an ancestor snapshot has statistics and only appends
+    followed (Iceberg's tasks unchanged), only the new data files are sketched and unioned
+    with its sketches, which gives the same bytes as a full compute; a snapshot whose
+    statistics are already there is left as it is. --full reads everything.
 
     \b
     Examples:
@@ -156,7 +168,8 @@ def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
         _compute_one(ctx, targets[0], columns=_columns(columns), snapshot_id=snapshot_id,
                      commit=commit, output=output, master=master, uuid_hash=uuid_hash,
                      spark_conf=spark_conf, relocate=relocate, catalog=catalog,
-                     quiet=quiet, as_json=as_json, debug=debug)
+                     quiet=quiet, as_json=as_json, debug=debug, full=full,
+                     in_process_rows=in_process_rows)
         return
     if snapshot_id is not None:
         raise click.UsageError("--snapshot names a snapshot of one table")
@@ -172,7 +185,7 @@ def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
         if dry_run:
             result = _plan(run, catalog, columns=_columns(columns), master=master,
                            spark_conf=spark_conf, uuid_hash=uuid_hash, commit=commit,
-                           on_done=display.line)
+                           full=full, on_done=display.line)
         else:
             from puffin_cli.spark.stats import compute_tables
 
@@ -182,7 +195,8 @@ def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
                 spark_conf=spark_conf, uuid_as_string=uuid_hash == "text", commit=commit,
                 output=None if commit else partial(_file_in, where),
                 quiet_spark=not debug, on_phase=display.phase, progress=display.advance,
-                on_done=lambda outcome: display.line(_outcome_line(outcome)))
+                full=full, on_done=lambda outcome: display.line(_outcome_line(outcome)),
+                **({} if in_process_rows is None else {"in_process_rows": in_process_rows}))
     from puffin_cli.render.stats import batch_view
 
     if as_json:
@@ -207,20 +221,23 @@ def _file_in(directory: str, label: str, snapshot_id: int) -> str:
 
 def _plan(run: list[TableTarget], catalog: str | None, *, columns: list[str] | None,
           master: str | None, spark_conf: dict[str, str], uuid_hash: str, commit: bool,
-          on_done: Callable[[str], None]) -> StatsBatchResult:
-    """The dry run: every table's plan from metadata only (no Spark)."""
+          full: bool, on_done: Callable[[str], None]) -> StatsBatchResult:
+    """The dry run: every table's plan from metadata only (no Spark: a cluster's parallelism
+    is taken to be Spark's default shuffle partitions)."""
     from puffin_cli.analysis.stats import batch
     from puffin_cli.analysis.table.commit import check_committable
     from puffin_cli.render.stats import outcome_line
+    from puffin_cli.spark.stats import local_parallelism
 
     start = time.monotonic()
-    parallelism = batch.session_parallelism(master, spark_conf)
+    parallelism = local_parallelism(master, spark_conf) or int(
+        spark_conf.get("spark.sql.shuffle.partitions", "200"))
 
     def each(table: Table, label: str) -> TableOutcome:
         if commit:
             check_committable(table)
         return batch.plan_table(table, label, columns=columns, snapshot_id=None,
-                                parallelism=parallelism, uuid_hash=uuid_hash)
+                                parallelism=parallelism, uuid_hash=uuid_hash, full=full)
 
     outcomes = batch.run_tables(run, each, lambda outcome: on_done(outcome_line(outcome)))
     return batch.batch_result(catalog, outcomes, dry_run=True, commit=commit,
@@ -231,7 +248,7 @@ def _compute_one(ctx: click.Context, table: str, *, columns: list[str] | None,
                  snapshot_id: int | None, commit: bool, output: str | None,
                  master: str | None, uuid_hash: str, spark_conf: dict[str, str],
                  relocate: list[tuple[str, str]], catalog: str | None, quiet: bool,
-                 as_json: bool, debug: bool) -> None:
+                 as_json: bool, debug: bool, full: bool, in_process_rows: int | None) -> None:
     from puffin_cli.render.progress import ProgressDisplay
     from puffin_cli.spark.stats import compute_table_stats
     from puffin_cli.storage import default_io
@@ -244,7 +261,8 @@ def _compute_one(ctx: click.Context, table: str, *, columns: list[str] | None,
             table, catalog=catalog, columns=columns, snapshot_id=snapshot_id,
             master=master, spark_conf=spark_conf, uuid_as_string=uuid_hash == "text",
             commit=commit, relocate=relocate, quiet_spark=not debug, on_phase=display.phase,
-            progress=display.advance, fileio=default_io(), output=where)
+            progress=display.advance, fileio=default_io(), output=where, full=full,
+            **({} if in_process_rows is None else {"in_process_rows": in_process_rows}))
     if as_json:
         emit(ctx, result)
     elif not quiet:

@@ -6,12 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from puffin_cli.analysis.scan import ScanResult
-from puffin_cli.analysis.stats.batch import (
-    FRESH_STATUS,
-    RefreshPlan,
-    StatsBatchResult,
-    TableOutcome,
-)
+from puffin_cli.analysis.stats.batch import RefreshPlan, StatsBatchResult, TableOutcome
 from puffin_cli.analysis.stats.result import StatsResult
 from puffin_cli.render.layout import plain_lines, plural
 
@@ -26,25 +21,34 @@ def stats_lines(result: StatsResult) -> list[str]:
     applied = f", deletes: {', '.join(deletes)}" if deletes else ""
     rate = result.rows_read / result.sketch_seconds if result.sketch_seconds > 0 else 0.0
     lines = [f"snapshot {result.snapshot_id} (sequence {result.sequence_number}): "
-             f"{plural(result.rows_read, 'live row')} from "
-             f"{plural(result.data_files, 'data file')}{applied}",
-             f"{result.seconds:.1f} s; sketching {result.sketch_seconds:.1f} s "
-             f"({plural(round(rate), 'row')}/s, Spark's start-up not counted)"]
+             f"{plural(result.data_files, 'data file')}{applied}", mode_line(result)]
+    if result.mode != "fresh":
+        where = "in this process" if result.in_process else "Spark's start-up not counted"
+        lines.append(f"{result.seconds:.1f} s; sketching {result.sketch_seconds:.1f} s "
+                     f"({plural(round(rate), 'row')}/s, {where})")
     width = max([len(c.name) for c in result.columns] + [6])
-    lines.append(f"  {'column':<{width}}  {'id':>5}  {'type':<16} {'ndv':>14}  mode")
+    mixed = len({c.mode for c in result.columns}) > 1
+    lines.append(f"  {'column':<{width}}  {'id':>5}  {'type':<16} {'ndv':>14}  sketch")
     for c in result.columns:
-        mode = "exact" if c.exact else f"estimate ({c.retained} hashes)"
-        lines.append(f"  {c.name:<{width}}  {c.field_id:>5}  {c.type:<16} {c.ndv:>14,}  {mode}")
+        sketch = "exact" if c.exact else f"estimate ({c.retained} hashes)"
+        how = f"; {c.mode}: {c.mode_reason}" if mixed else ""
+        lines.append(f"  {c.name:<{width}}  {c.field_id:>5}  {c.type:<16} {c.ndv:>14,}  "
+                     f"{sketch}{how}")
     for name, why in result.skipped_columns:
         lines.append(f"  skipped {name}: {why}")
-    lines.extend(other_column_lines(result))
-    lines.append(f"wrote {result.statistics_path} ({result.file_size:,} bytes, footer "
-                 f"{result.footer_size:,} bytes)")
+    if result.mode != "fresh":
+        lines.extend(other_column_lines(result))
+    if result.mode == "fresh":
+        lines.append(f"already fresh: {result.statistics_path} (nothing written; --full "
+                     "recomputes)")
+    else:
+        lines.append(f"wrote {result.statistics_path} ({result.file_size:,} bytes, footer "
+                     f"{result.footer_size:,} bytes)")
     if result.committed_version is not None:
         name = (result.committed_metadata or "").rsplit("/", 1)[-1]
         lines.append(f"committed as {name} "
                      f"(statistics for snapshot {result.snapshot_id})")
-    else:
+    elif result.mode != "fresh":
         lines.append(NOT_REGISTERED)
     return lines
 
@@ -73,6 +77,9 @@ def outcome_line(outcome: TableOutcome) -> str:
     where = f"{outcome.table}: "
     if outcome.error is not None:
         return f"{where}failed: {outcome.error.message}"
+    if outcome.result is not None and outcome.result.mode == "fresh":
+        return (f"{where}snapshot {outcome.result.snapshot_id}: fresh, left as it is "
+                f"({outcome.result.statistics_path})")
     if outcome.result is not None:
         r = outcome.result
         done = (f"committed as v{r.committed_version}" if r.committed_version is not None
@@ -82,13 +89,12 @@ def outcome_line(outcome: TableOutcome) -> str:
         dropped = len(r.other_columns) - kept
         others = f", {kept} kept" if kept else ""
         others += f", {dropped} dropped" if dropped else ""
-        return (f"{where}snapshot {r.snapshot_id}: {plural(len(r.columns), 'column')}"
-                f"{others}, {plural(r.rows_read, 'row')} read; {done} ({r.seconds:.1f} s)")
-    plan = outcome.plan
-    assert plan is not None
-    if outcome.status == FRESH_STATUS:
-        return f"{where}snapshot {plan.snapshot_id}: fresh, left as it is ({plan.mode_reason})"
-    return f"{where}{plan_line(plan)}"
+        return (f"{where}snapshot {r.snapshot_id}: {r.mode}, "
+                f"{plural(len(r.columns), 'column')}{others}, "
+                f"{plural(r.files_read, 'data file')} and {plural(r.rows_read, 'row')} read; "
+                f"{done} ({r.seconds:.1f} s)")
+    assert outcome.plan is not None
+    return f"{where}{plan_line(outcome.plan)}"
 
 
 def plan_line(plan: RefreshPlan) -> str:
@@ -133,6 +139,18 @@ def batch_lines(result: StatsBatchResult) -> list[str]:
         lines.append("the statistics files are not registered in their tables: no engine "
                      "uses them until they are committed (--commit)")
     return lines
+
+
+def mode_line(result: StatsResult) -> str:
+    """How the statistics were made, in one line: fresh, incremental (from which base) or
+    full (why), with the data files and rows read."""
+    read = (f"read {plural(result.files_read, 'data file')}, "
+            f"{plural(result.rows_read, 'live row')}")
+    if result.mode == "fresh":
+        return f"fresh: {result.mode_reason}"
+    if result.mode == "incremental":
+        return f"incremental: {read}; {result.mode_reason}"
+    return f"full: {read} ({result.mode_reason})"
 
 
 ORPHANS_SHOWN = 20

@@ -23,8 +23,10 @@ the job replays Iceberg's own tasks:
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -34,10 +36,15 @@ from puffin_cli.analysis.stats.steps import Sketches
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.stats.batch import StatsBatchResult, TableOutcome, TableTarget
+    from puffin_cli.analysis.stats.kept import OtherColumn
+    from puffin_cli.analysis.stats.task_groups import TaskGroup
     from puffin_cli.analysis.table.loading import Table
     from puffin_cli.storage import FileIO
 
 Progress = Callable[[int, int], None]  # (completed tasks, total tasks)
+# An increment of at most this many rows (record counts of the new data files) is sketched in
+# this process, without starting Spark (--in-process-rows).
+IN_PROCESS_ROWS = 1_000_000
 
 
 # --- Iceberg's tasks --------------------------------------------------------------------------
@@ -54,14 +61,17 @@ def planning_parallelism(spark: Any) -> int:
 
 
 def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True,
-                     progress: Progress | None = None) -> Sketches:
-    """The sketching step as one Spark job: a task per Iceberg task group, then the union of
-    its partial sketches per column, as Iceberg's final aggregate does."""
+                     progress: Progress | None = None,
+                     groups: Sequence[TaskGroup] | None = None) -> Sketches:
+    """The sketching step as one Spark job: a task per Iceberg task group (``groups``, by
+    default all of the plan's), then the union of its partial sketches per column, as
+    Iceberg's final aggregate does."""
     from puffin_cli.analysis.stats.sketch_task import run_task, task_specs
     from puffin_cli.analysis.stats.steps import union_results
     from puffin_cli.analysis.stats.task_groups import plan_task_groups
     from puffin_cli.spark.session import run_with_progress, ship_package
-    groups = plan_task_groups(plan, planning_parallelism(spark))
+    if groups is None:
+        groups = plan_task_groups(plan, planning_parallelism(spark))
     specs = task_specs(plan, groups, uuid_as_string=uuid_as_string)
     if not specs:
         return union_results(plan, ())
@@ -73,12 +83,34 @@ def compute_sketches(spark: Any, plan: StatsPlan, *, uuid_as_string: bool = True
     return union_results(plan, results)
 
 
+def local_parallelism(master: str | None, spark_conf: dict[str, str] | None) -> int | None:
+    """The parallelism Iceberg's scan would plan for in a new session on ``master``, known
+    without starting Spark: ``local``, ``local[N]`` and ``local[*]`` (the default) have
+    ``N`` (the cores) as default parallelism, and ``spark.sql.shuffle.partitions`` is the
+    ``--conf`` value or Spark's 200. ``None`` for a cluster, or a running session
+    (spark-submit), whose parallelism only Spark knows."""
+    import sys
+
+    if "pyspark" in sys.modules:
+        from pyspark.sql import SparkSession
+
+        if SparkSession.getActiveSession() is not None:
+            return None
+    found = re.fullmatch(r"local(?:\[(\*|[0-9]+)(?:,[0-9]+)?\])?", master or "local[*]")
+    if found is None:
+        return None
+    cores = found.group(1)
+    default = 1 if cores is None else (os.cpu_count() or 1) if cores == "*" else int(cores)
+    shuffle = (spark_conf or {}).get("spark.sql.shuffle.partitions", "200")
+    return max(default, int(shuffle)) if shuffle.isdigit() else None
+
+
 # --- the command ------------------------------------------------------------------------------
 
 
 class LazySession:
     """The Spark session of a run: started (or the active one joined) the first time a table
-    needs it, then shared by every table; never started when none does."""
+    needs it, then shared by every table of the run; never started when none does."""
 
     def __init__(self, master: str | None, conf: dict[str, str] | None, *, quiet: bool,
                  on_phase: Callable[[str], None]) -> None:
@@ -97,19 +129,33 @@ class LazySession:
     def started(self) -> bool:
         return self.session is not None
 
+    def parallelism(self) -> int:
+        """Iceberg's planning parallelism: the running session's, else the one a new
+        session would have when that is known without starting it (local masters), else
+        the session's, started for it."""
+        known = None if self.started else local_parallelism(self.master, self.conf)
+        return planning_parallelism(self()) if known is None else known
+
 
 def compute_loaded(table: Table, label: str, spark: LazySession, *,
                    columns: list[str] | None = None, snapshot_id: int | None = None,
                    uuid_as_string: bool = True, commit: bool = False,
                    output: str | Callable[[int], str] | None = None,
                    on_phase: Callable[[str], None] | None = None,
-                   progress: Progress | None = None) -> StatsResult:
-    """One table's steps in a row: plan, sketch on ``spark``, write the statistics file (at
-    ``output``, else in the table's metadata folder, where ``commit`` registers it) keeping
-    the other columns of the snapshot's registered file, and commit. ``output`` is a path, or
-    gives it for the snapshot's ID. A commit that cannot succeed is refused before any
-    work."""
+                   progress: Progress | None = None, full: bool = False,
+                   in_process_rows: int = IN_PROCESS_ROWS) -> StatsResult:
+    """One table's steps in a row: decide
+    (:func:`~puffin_cli.analysis.stats.incremental.decide_refresh`: fresh, incremental or
+    full; ``full`` forces a full compute), sketch (an increment of at most
+    ``in_process_rows`` rows in this process, else on ``spark``), write the statistics file
+    (at ``output``, a path or a function of the snapshot ID giving it; by default in the
+    table's metadata folder, where ``commit`` registers it) with the other columns of the
+    snapshot's registered file kept (:mod:`~puffin_cli.analysis.stats.kept`), and commit. A
+    snapshot whose statistics are fresh is left as it is (nothing written). A commit that
+    cannot succeed is refused before any work."""
     from puffin_cli.analysis.stats import steps
+    from puffin_cli.analysis.stats.incremental import FRESH, INCREMENTAL, decide_refresh
+    from puffin_cli.analysis.stats.incremental import refresh_sketches as refresh
     from puffin_cli.analysis.stats.kept import kept_blobs
     from puffin_cli.analysis.table.commit import check_committable
 
@@ -117,36 +163,75 @@ def compute_loaded(table: Table, label: str, spark: LazySession, *,
     phase = on_phase or (lambda _text: None)
     if commit:
         check_committable(table)
-    plan = steps.plan_statistics(table, snapshot_id, columns)
-    kept = kept_blobs(plan, "text" if uuid_as_string else "bytes")
-    session = spark()
-    phase(f"sketching {len(plan.columns)} columns of {len(plan.data_files)} data files")
+    uuid_hash = "text" if uuid_as_string else "bytes"
+    known = spark.parallelism()
+    decision = decide_refresh(table, snapshot_id, columns, full=full, parallelism=known,
+                              uuid_hash=uuid_hash)
+    plan = decision.plan
+    in_process = decision.mode == INCREMENTAL and decision.new_rows <= in_process_rows
+    if decision.mode != FRESH and not in_process:
+        parallelism = planning_parallelism(spark())
+        if parallelism != known:  # a running session: its own parallelism decides
+            decision = decide_refresh(table, snapshot_id, columns, full=full,
+                                      parallelism=parallelism, uuid_hash=uuid_hash)
+            plan = decision.plan
+
+    def sketch(part: StatsPlan, groups: Sequence[TaskGroup]) -> Sketches:
+        if in_process:
+            return steps.sketch_groups(part, groups, uuid_as_string=uuid_as_string)
+        return compute_sketches(spark(), part, uuid_as_string=uuid_as_string,
+                                progress=progress, groups=groups)
+
+    if decision.mode != FRESH:
+        where = "in this process" if in_process else "on Spark"
+        phase(f"sketching {len(plan.columns)} columns ({decision.mode}) {where}")
     sketching = time.monotonic()
-    sketches = compute_sketches(session, plan, uuid_as_string=uuid_as_string, progress=progress)
+    done = refresh(decision, sketch)
     sketch_seconds = time.monotonic() - sketching
-    phase("writing the statistics file")
-    target = output(plan.snapshot.snapshot_id) if callable(output) else output
-    written = steps.write_statistics(plan, sketches, uuid_as_string=uuid_as_string,
-                                     target=target, kept=kept)
+    sketches = done.sketches
     version = committed = None
-    if commit:
-        phase("committing")
-        done = steps.commit_statistics(plan, written)
-        version, committed = done.version, done.metadata_file
+    kept_from: str | None = None
+    others: tuple[OtherColumn, ...] = ()
+    in_table = True
+    if decision.mode == FRESH:
+        existing = next(e for e in table.metadata.statistics
+                        if e.snapshot_id == plan.snapshot.snapshot_id
+                        and e.path == decision.columns[0].base_file)
+        path, location = table.local(existing.path), existing.path
+        file_size, footer_size = existing.file_size, existing.footer_size
+    else:
+        phase("writing the statistics file")
+        kept = kept_blobs(plan, uuid_hash)
+        target = output(plan.snapshot.snapshot_id) if callable(output) else output
+        written = steps.write_statistics(plan, sketches, uuid_as_string=uuid_as_string,
+                                         target=target, kept=kept)
+        path, location = written.path, written.location
+        file_size, footer_size = written.file_size, written.footer_size
+        kept_from, others, in_table = kept.source, written.others, written.in_table
+        if commit:
+            phase("committing")
+            result = steps.commit_statistics(plan, written)
+            version, committed = result.version, result.metadata_file
     snapshot = plan.snapshot
+    bases = {c.base_snapshot_id for c in decision.columns if c.mode == decision.mode}
+    columns_out = tuple(
+        replace(stats, mode=c.mode, base_snapshot_id=c.base_snapshot_id, mode_reason=c.reason)
+        for stats, c in zip(steps.column_stats(plan, sketches), decision.columns, strict=True))
     return StatsResult(
         table=label, snapshot_id=snapshot.snapshot_id,
         sequence_number=snapshot.sequence_number, schema_id=plan.schema_id,
-        columns=steps.column_stats(plan, sketches), skipped_columns=plan.skipped,
+        columns=columns_out, skipped_columns=plan.skipped,
         rows_read=sketches.rows, data_files=len(plan.data_files),
         position_delete_files=len(plan.position_deletes),
         deletion_vectors=len(plan.deletion_vectors),
-        statistics_path=written.path,
-        statistics_location=written.location, file_size=written.file_size,
-        footer_size=written.footer_size,
+        statistics_path=path, statistics_location=location, file_size=file_size,
+        footer_size=footer_size,
         seconds=round(time.monotonic() - start, 3), committed_version=version,
         committed_metadata=committed, sketch_seconds=round(sketch_seconds, 3),
-        in_table=written.in_table, kept_from=kept.source, other_columns=written.others)
+        mode=decision.mode, base_snapshot_id=bases.pop() if len(bases) == 1 else None,
+        mode_reason=decision.reason, files_read=done.files_read,
+        in_process=in_process, in_table=in_table, kept_from=kept_from,
+        other_columns=others)
 
 
 def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | None = None,
@@ -158,12 +243,12 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
                         on_phase: Callable[[str], None] | None = None,
                         progress: Progress | None = None,
                         catalog: str | None = None,
-                        fileio: FileIO | None = None,
+                        fileio: FileIO | None = None, full: bool = False,
+                        in_process_rows: int = IN_PROCESS_ROWS,
                         output: str | Callable[[int], str] | None = None) -> StatsResult:
-    """The steps in a row for one table: plan, sketch on Spark, write the statistics file
-    (at ``output``, else in the table's metadata folder) and (with ``commit``) register it.
-    With ``catalog``, ``table`` is a table identifier there, and the commit goes through it.
-    The table is read with ``fileio`` (the CLI's) and its own FileIO properties on top."""
+    """:func:`compute_loaded` for one table: ``table`` is a table directory or metadata file,
+    or with ``catalog`` a table identifier there (the commit then goes through it). The table
+    is read with ``fileio`` (the CLI's) and its own FileIO properties on top."""
     from puffin_cli.analysis.table.loading import Table
 
     phase = on_phase or (lambda _text: None)
@@ -172,7 +257,8 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
     spark = LazySession(master, spark_conf, quiet=quiet_spark, on_phase=phase)
     return compute_loaded(loaded, str(table), spark, columns=columns, snapshot_id=snapshot_id,
                           uuid_as_string=uuid_as_string, commit=commit, output=output,
-                          on_phase=phase, progress=progress)
+                          on_phase=phase, progress=progress, full=full,
+                          in_process_rows=in_process_rows)
 
 
 def compute_tables(targets: Sequence[TableTarget], *, catalog: str | None = None,
@@ -180,21 +266,17 @@ def compute_tables(targets: Sequence[TableTarget], *, catalog: str | None = None
                    spark_conf: dict[str, str] | None = None, uuid_as_string: bool = True,
                    commit: bool = False, output: Callable[[str, int], str] | None = None,
                    quiet_spark: bool = True, on_phase: Callable[[str], None] | None = None,
-                   progress: Progress | None = None,
+                   progress: Progress | None = None, full: bool = False,
+                   in_process_rows: int = IN_PROCESS_ROWS,
                    on_done: Callable[[TableOutcome], None] | None = None) -> StatsBatchResult:
     """``stats compute`` over many tables in one Spark session (started only when a table
-    needs it): each table's snapshot that already has statistics for every column is left
-    as it is (``fresh``), the others computed (``output(label, snapshot_id)`` the file's path
-    without ``commit``); a table that fails does not stop the others."""
+    needs it): each table as :func:`compute_loaded` does it (``output(label, snapshot_id)``
+    the file's path without ``commit``); a table that fails does not stop the others."""
     from puffin_cli.analysis.stats import batch
-    from puffin_cli.analysis.stats.incremental import FRESH, decide_refresh
-    from puffin_cli.analysis.table.commit import check_committable
 
     start = time.monotonic()
     phase = on_phase or (lambda _text: None)
     spark = LazySession(master, spark_conf, quiet=quiet_spark, on_phase=phase)
-    uuid_hash = "text" if uuid_as_string else "bytes"
-    parallelism = batch.session_parallelism(master, spark_conf or {})
     done = 0
 
     def each(table: Table, label: str) -> batch.TableOutcome:
@@ -202,18 +284,13 @@ def compute_tables(targets: Sequence[TableTarget], *, catalog: str | None = None
         done += 1
         where = f"[{done}/{len(targets)}] {label}"
         phase(f"{where}: reading table metadata")
-        if commit:
-            check_committable(table)
-        decision = decide_refresh(table, None, columns, parallelism=parallelism,
-                                  uuid_hash=uuid_hash)
-        if decision.mode == FRESH:
-            return batch.TableOutcome(label, batch.FRESH_STATUS, 0.0,
-                                      plan=batch.refresh_plan(decision))
         result = compute_loaded(
             table, label, spark, columns=columns, uuid_as_string=uuid_as_string,
             commit=commit, output=None if output is None else partial(output, label),
-            on_phase=lambda text: phase(f"{where}: {text}"), progress=progress)
-        return batch.TableOutcome(label, batch.COMPUTED, result.seconds, result=result)
+            on_phase=lambda text: phase(f"{where}: {text}"), progress=progress, full=full,
+            in_process_rows=in_process_rows)
+        status = batch.FRESH_STATUS if result.mode == "fresh" else batch.COMPUTED
+        return batch.TableOutcome(label, status, result.seconds, result=result)
 
     outcomes = batch.run_tables(targets, each, on_done or (lambda _outcome: None))
     return batch.batch_result(catalog, outcomes, dry_run=False, commit=commit,

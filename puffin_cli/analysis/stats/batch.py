@@ -11,10 +11,8 @@ Spark.
 
 from __future__ import annotations
 
-import os
-import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -26,8 +24,6 @@ if TYPE_CHECKING:
     from puffin_cli.analysis.table.loading import Table
 
 COMPUTED, FRESH_STATUS, FAILED, PLANNED = "computed", "fresh", "failed", "planned"
-# Spark's default spark.sql.shuffle.partitions (what Iceberg's split size adapts to).
-DEFAULT_SHUFFLE_PARTITIONS = 200
 
 
 @dataclass(frozen=True)
@@ -159,19 +155,3 @@ def batch_result(catalog: str | None, outcomes: tuple[TableOutcome, ...], *, dry
                            sum(o.result.rows_read for o in outcomes if o.result is not None),
                            round(seconds, 3), spark_started)
     return StatsBatchResult(catalog, dry_run, commit, outcomes, summary)
-
-
-def session_parallelism(master: str | None, conf: Mapping[str, str]) -> int:
-    """The parallelism Iceberg's Spark scan would size its splits for in the session a run
-    would start (``max(defaultParallelism, spark.sql.shuffle.partitions)``), known without
-    starting it: ``spark.default.parallelism`` when set, else the cores of ``local[N]`` /
-    ``local[*]`` (this machine's), else (a cluster) the shuffle partitions alone."""
-    shuffle = int(conf.get("spark.sql.shuffle.partitions", DEFAULT_SHUFFLE_PARTITIONS))
-    default = conf.get("spark.default.parallelism")
-    if default is not None:
-        return max(int(default), shuffle)
-    found = re.fullmatch(r"local(?:-cluster)?\[(\*|\d+)(?:,.*)?\]", master or "local[*]")
-    cores = 0
-    if found is not None:
-        cores = (os.cpu_count() or 1) if found.group(1) == "*" else int(found.group(1))
-    return max(cores, shuffle)

@@ -18,6 +18,9 @@ class ColumnStats:
     retained: int
     exact: bool
     theta_long: int
+    mode: str = "full"  # fresh, incremental or full (:mod:`.incremental`)
+    base_snapshot_id: int | None = None  # the snapshot whose sketch was reused
+    mode_reason: str = ""  # why full, or which base was used
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,11 @@ class StatsResult:
     committed_version: int | None = None
     committed_metadata: str | None = None  # the metadata file the commit published
     sketch_seconds: float = 0.0  # the sketching job's wall time (no Spark start-up)
+    mode: str = "full"  # fresh (nothing written), incremental or full: the columns' modes
+    base_snapshot_id: int | None = None  # the base of the incremental columns, when one
+    mode_reason: str = ""
+    files_read: int = 0  # data files the sketching read (all of them for a full compute)
+    in_process: bool = False  # sketched in this process (a small increment), not on Spark
     # where the file is: in the table's metadata folder (registered with --commit) or not
     in_table: bool = True
     kept_from: str | None = None  # the snapshot's registered statistics file, if any

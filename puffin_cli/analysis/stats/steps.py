@@ -20,7 +20,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -37,6 +37,7 @@ from puffin_cli.storage import join
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.stats.sketch_task import TaskFailure, TaskResult
+    from puffin_cli.analysis.stats.task_groups import TaskGroup
     from puffin_cli.analysis.table.loading import Table
     from puffin_cli.analysis.table.updates import CommitResult, StatisticsFileEntry
 
@@ -109,11 +110,19 @@ def sketch_in_process(plan: StatsPlan, parallelism: int, *,
                       uuid_as_string: bool = True) -> Sketches:
     """The sketching step without Spark: the same task groups (planned for ``parallelism``,
     as Spark's scan would) run one after another here, so the sketches are Spark's."""
-    from puffin_cli.analysis.stats.sketch_task import run_task, task_specs
     from puffin_cli.analysis.stats.task_groups import plan_task_groups
 
-    specs = task_specs(plan, plan_task_groups(plan, parallelism),
-                       uuid_as_string=uuid_as_string)
+    return sketch_groups(plan, plan_task_groups(plan, parallelism),
+                         uuid_as_string=uuid_as_string)
+
+
+def sketch_groups(plan: StatsPlan, groups: Sequence[TaskGroup], *,
+                  uuid_as_string: bool = True) -> Sketches:
+    """The sketches of ``groups`` (some of the plan's task groups), one task after another in
+    this process."""
+    from puffin_cli.analysis.stats.sketch_task import run_task, task_specs
+
+    specs = task_specs(plan, groups, uuid_as_string=uuid_as_string)
     return union_results(plan, (run_task(spec) for spec in specs))
 
 
