@@ -142,7 +142,8 @@ def test_columns_keep_the_other_blobs_and_no_file_in_the_table_without_commit(
     entry = next(s for s in after.statistics if s.snapshot_id == after.current_snapshot_id)
     assert sorted(f for b in entry.blobs for f in b.fields) == [1, 2, 8]
     outcome = CliRunner().invoke(cli, ["stats", "compute", str(table), "--columns", "name",
-                                       "--full", "--master", "local[2]", "-o", str(tmp_path / "b.stats")])
+                                       "--full", "--master", "local[2]",
+                                       "-o", str(tmp_path / "b.stats")])
     assert outcome.exit_code == 0, outcome.output
     assert outcome.output.splitlines()[-1] == ("not registered in the table: no engine uses "
                                                "it until it is committed (--commit)")
