@@ -271,7 +271,7 @@ def test_missing_file_is_one_line_exit_1(kind: str, stats_tables: Path, spark: A
     assert (caught.value.code, str(caught.value)) == ("stats.read",
                                                       f"{missing}: parquet file not found")
     with pytest.raises(SystemExit) as exited:
-        main(["stats", "compute", str(table), "--master", "local[2]", "-q",
+        main(["stats", "compute", str(table), "--full", "--master", "local[2]", "-q",
               "-o", str(tmp_path / "out.stats")])
     assert exited.value.code == 1
     assert capsys.readouterr().err == f"puffin: error: {missing}: parquet file not found\n"
@@ -378,9 +378,9 @@ def test_cli_human_summary(stats_tables: Path, spark: Any, tmp_path: Path) -> No
                                        "--commit", "--full"])
     assert outcome.exit_code == 0, outcome.output
     lines = outcome.output.splitlines()
-    assert lines[0].endswith("4,376 live rows from 6 data files, deletes: 6 position delete "
-                             "files")
-    assert lines[3].split() == ["i", "1", "int", "300", "exact"]
+    assert lines[0].endswith(": 6 data files, deletes: 6 position delete files")
+    assert lines[1] == "full: read 6 data files, 4,376 live rows (--full)"
+    assert lines[4].split() == ["i", "1", "int", "300", "exact"]
     assert lines[-1].startswith("committed as v10.metadata.json (statistics for snapshot ")
 
 

@@ -56,6 +56,8 @@ def test_ship_package_to_cluster_executors_once() -> None:
 
 
 def test_summary_counts_read_in_the_singular_and_rows_per_second_skip_spark_start() -> None:
+    from dataclasses import replace
+
     from puffin_cli.analysis.scan import ScanResult
     from puffin_cli.analysis.stats.result import StatsResult
     from puffin_cli.render.stats import scan_lines, stats_lines
@@ -63,11 +65,21 @@ def test_summary_counts_read_in_the_singular_and_rows_per_second_skip_spark_star
     result = StatsResult("t", 7, 1, 0, (), (), rows_read=1_000_000, data_files=1,
                          position_delete_files=1, deletion_vectors=0, statistics_path="s",
                          statistics_location="s", file_size=1, footer_size=1, seconds=12.0,
-                         sketch_seconds=2.0)
-    assert stats_lines(result)[:2] == [
-        "snapshot 7 (sequence 1): 1,000,000 live rows from 1 data file, deletes: 1 position "
-        "delete file",
+                         sketch_seconds=2.0, files_read=1, mode_reason="--full")
+    assert stats_lines(result)[:3] == [
+        "snapshot 7 (sequence 1): 1 data file, deletes: 1 position delete file",
+        "full: read 1 data file, 1,000,000 live rows (--full)",
         "12.0 s; sketching 2.0 s (500,000 rows/s, Spark's start-up not counted)"]
+    incremental = replace(result, mode="incremental", mode_reason="base snapshot 3",
+                          in_process=True, rows_read=2000, files_read=2)
+    assert stats_lines(incremental)[1:3] == [
+        "incremental: read 2 data files, 2,000 live rows; base snapshot 3",
+        "12.0 s; sketching 2.0 s (1,000 rows/s, in this process)"]
+    fresh = replace(result, mode="fresh", mode_reason="snapshot 7 already has statistics (s)",
+                    rows_read=0)
+    lines = stats_lines(fresh)
+    assert lines[1] == "fresh: snapshot 7 already has statistics (s)"
+    assert lines[-1] == "already fresh: s (nothing written; --full recomputes)"
     scan = ScanResult(1, 0, 0, 0, 0, 0, (), None, None, 1.0, catalog="c", tables=1)
     assert scan_lines(scan) == [
         "1 table of catalog c; 0 orphan Puffin files (under a table, referenced by none of "

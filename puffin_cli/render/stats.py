@@ -150,7 +150,7 @@ def mode_line(result: StatsResult) -> str:
         return f"fresh: {result.mode_reason}"
     if result.mode == "incremental":
         return f"incremental: {read}; {result.mode_reason}"
-    return f"full: {read} ({result.mode_reason})"
+    return f"full: {read} ({result.mode_reason})" if result.mode_reason else f"full: {read}"
 
 
 ORPHANS_SHOWN = 20
