@@ -305,7 +305,7 @@ def test_format_3_commit_is_refused_by_pyiceberg_in_one_line(
     register_spark_table(sql_catalog, "types_v3", tmp_path)
     before = sql_catalog.load_table("db.types_v3").metadata_location
     with pytest.raises(SystemExit) as exited:
-        main(["stats", "compute", "--catalog", "test", "db.types_v3", "--commit", "-q",
+        main(["stats", "compute", "--catalog", "test", "db.types_v3", "--commit", "--full", "-q",
               "--master", "local[2]"])
     assert exited.value.code == 1
     err = capsys.readouterr().err
