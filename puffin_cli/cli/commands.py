@@ -13,7 +13,7 @@ SUMMARIES = {
     "dump-blob": "One blob's bytes, hex, DV positions, sketch description or JSON.",
     "validate": "Check Puffin files against the spec and report every finding.",
     "table": "Show and cross-check the Puffin files of Iceberg tables.",
-    "repair": "Repair what `puffin table` finds in an Iceberg table, in one commit.",
+    "repair": "Repair what `puffin table` finds, in one commit.",
     "write": "Write a Puffin file: Theta sketches, deletion vectors, raw blobs.",
     "stats": "Table statistics computed with Apache Spark.",
     "scan": "Validate every Puffin file of a warehouse, in parallel on Spark.",

@@ -60,7 +60,7 @@ class Age(click.ParamType[tuple[float, str], Any]):
 def repair(ctx: click.Context, table: str, catalog: str | None, snapshot_id: int | None,
            apply: bool, delete_orphans: bool, older_than: tuple[float, str], as_json: bool,
            quiet: bool, max_blob_size: int) -> None:
-    """Repair what `puffin table` finds in an Iceberg table, in one commit.
+    """Repair what `puffin table` finds, in one commit.
 
     TABLE is a table directory or a *.metadata.json file; with --catalog, a table identifier
     NAMESPACE.TABLE of that catalog. Without --apply it only plans and writes nothing: one
