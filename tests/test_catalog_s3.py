@@ -137,13 +137,17 @@ def test_spark_built_table_uploaded_and_registered(
     catalog.register_table(("db", name), f"{prefix}/metadata/{metadata.name}")
     original = json.loads(metadata.read_text())["location"]
     commit = name != "types_v3"
+    local = tmp_path / "ours.stats"
+    # without --commit the file is written where -o says, not under the table
     outcome = invoke("stats", "compute", "--catalog", "s3cat", f"db.{name}",
-                     *(["--commit"] if commit else []), "--full", "--relocate",
+                     *(["--commit"] if commit else ["-o", str(local)]), "--full", "--relocate",
                      f"{original}={prefix}", "--master", "local[2]", "--json")
     assert outcome.exit_code == 0, outcome.output
     doc = json.loads(outcome.output)
-    local = tmp_path / "ours.stats"
-    client.download_file(bucket, key_of(doc["statistics-path"], bucket), str(local))
+    if commit:
+        client.download_file(bucket, key_of(doc["statistics-path"], bucket), str(local))
+    else:
+        assert doc["statistics-path"] == str(local) and not doc["in-table"]
     ours = read_blobs(local)
     if commit:
         assert_iceberg_sketches_committed(ours, iceberg, catalog, doc, f"db.{name}")

@@ -215,9 +215,8 @@ def test_metastore_named_table_is_refused(tmp_path: Path) -> None:
         commit_statistics(table, entry(101))
     assert caught.value.code == "commit.not-file-system-table"
     assert str(caught.value) == (
-        f"{table / 'metadata'}: no v<N>.metadata.json; only file-system tables (Hadoop "
-        "catalog) can be committed to directly; register the statistics file through the "
-        "table's catalog instead")
+        f"{table / 'metadata'}: no v<N>.metadata.json, so the table belongs to a catalog and "
+        "only the catalog can commit to it: name it there, --catalog NAME NAMESPACE.TABLE")
 
 
 def _racer(table: str, snapshot_id: int, barrier: Any, out: Any) -> None:

@@ -164,14 +164,16 @@ def test_full_flag_and_cli_json(incremental_tables: Path, tmp_path: Path) -> Non
 
     table, doc = copy(incremental_tables, "inc_appends_v2", tmp_path)
     outcome = CliRunner().invoke(cli, ["stats", "compute", str(table), "--full", "--json",
-                                       "-q", "--master", "local[2]"])
+                                       "-q", "--master", "local[2]",
+                                       "-o", str(tmp_path / "full.stats")])
     assert outcome.exit_code == 0, outcome.output
     shown = json.loads(outcome.output)
     assert (shown["mode"], shown["base-snapshot-id"], shown["mode-reason"]) == \
         ("full", None, "--full")
     assert {c["mode"] for c in shown["columns"]} == {"full"}
     assert_oracle(table, doc, shown["statistics-path"])
-    outcome = CliRunner().invoke(cli, ["stats", "compute", str(table), "--master", "local[2]"])
+    outcome = CliRunner().invoke(cli, ["stats", "compute", str(table), "--master", "local[2]",
+                                       "-o", str(tmp_path / "incremental.stats")])
     assert outcome.exit_code == 0, outcome.output
     assert f"incremental: read 8 data files, 16,000 live rows; base snapshot {doc['base']}" \
         in outcome.output

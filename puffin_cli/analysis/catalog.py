@@ -138,28 +138,60 @@ def _namespaces(name: str, catalog: Any, roots: Sequence[tuple[str, ...]]
         pending.extend(c for c in children if len(c) > len(namespace))
 
 
+def _identifiers(name: str, catalog: Any, roots: Sequence[tuple[str, ...]]
+                 ) -> Iterator[tuple[str, ...]]:
+    """The identifiers of every table in ``roots`` and the namespaces below them (the whole
+    catalog when ``roots`` is empty)."""
+    from pyiceberg.exceptions import NoSuchNamespaceError
+
+    for namespace in _namespaces(name, catalog, roots):
+        try:
+            identifiers = catalog.list_tables(namespace)
+        except NoSuchNamespaceError:
+            raise PuffinError(f"catalog {name}: no namespace {'.'.join(namespace)}",
+                              code="catalog.no-namespace") from None
+        yield from (tuple(i) for i in identifiers)
+
+
 def catalog_tables(name: str, namespaces: Sequence[str] = ()) -> list[CatalogTable]:
     """Every table of catalog ``name`` in ``namespaces`` and the namespaces below them (the
     whole catalog when none is given), sorted by identifier."""
-    from pyiceberg.exceptions import NoSuchNamespaceError
-
     catalog = load_catalog(name)
     roots = [tuple(n.split(".")) for n in namespaces]
-    found: list[CatalogTable] = []
     try:
-        for namespace in _namespaces(name, catalog, roots):
-            try:
-                identifiers = catalog.list_tables(namespace)
-            except NoSuchNamespaceError:
-                raise PuffinError(f"catalog {name}: no namespace {'.'.join(namespace)}",
-                                  code="catalog.no-namespace") from None
-            found.extend(_described(name, _table(name, catalog, tuple(i)))
-                         for i in identifiers)
+        found = [_described(name, _table(name, catalog, i))
+                 for i in _identifiers(name, catalog, roots)]
     except PuffinError:
         raise
     except Exception as exc:
         raise _error(name, exc, "cannot list tables") from None
     return sorted(found, key=lambda t: t.identifier)
+
+
+def table_names(name: str, names: Sequence[str]) -> list[str]:
+    """The tables ``names`` stand for in catalog ``name``, sorted, each once: a name that is a
+    table is that table, any other a namespace (its tables and those of the namespaces below
+    it); no name at all, the whole catalog. Only listed, not loaded."""
+    catalog = load_catalog(name)
+    tables: set[str] = set()
+    roots: list[tuple[str, ...]] = []
+    try:
+        for text in names:
+            parts = tuple(text.split("."))
+            if len(parts) >= 2 and all(parts) and catalog.table_exists(parts):
+                tables.add(text)
+            else:
+                roots.append(parts)
+        if roots or not names:
+            tables.update(".".join(i) for i in _identifiers(name, catalog, roots))
+    except PuffinError as exc:
+        if exc.code == "catalog.no-namespace" and names:
+            raise PuffinError(f"{exc.message.replace('no namespace', 'no table or namespace')}",
+                              code="catalog.no-namespace") from None
+        raise
+    except Exception as exc:
+        raise _error(name, exc, "cannot list tables") from None
+    return sorted(tables)
 
 
 def commit_table(name: str, identifier: str, change: TableChange) -> str:

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
+
 import click
 
+from puffin_cli.cli.exit_codes import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.grammar import Group, emit, renamed_flag, settings
 from puffin_cli.cli.options import (
     catalog_option,
@@ -15,6 +23,10 @@ from puffin_cli.cli.options import (
     spark_conf_option,
     uuid_hash_option,
 )
+
+if TYPE_CHECKING:
+    from puffin_cli.analysis.stats.batch import StatsBatchResult, TableOutcome, TableTarget
+    from puffin_cli.analysis.table.loading import Table
 
 
 @click.group("stats", cls=Group, short_help="Table statistics computed with Apache Spark.")
@@ -31,15 +43,62 @@ def _columns(text: str | None) -> list[str] | None:
     return names
 
 
+def _one_table(catalog: str | None, targets: tuple[str, ...], every: bool) -> bool:
+    """One TABLE (today's result) or many (the run's result): one name that is a table (a
+    path, or with --catalog a table of the catalog) is one table; several names, --all, or a
+    catalog name that is no table (a namespace) are many."""
+    if every or len(targets) != 1:
+        return False
+    return catalog is None or _is_catalog_table(catalog, targets[0])
+
+
+def _is_catalog_table(catalog: str, name: str) -> bool:
+    from puffin_cli.analysis.catalog import load_table
+    from puffin_cli.errors import PuffinError
+
+    try:
+        load_table(catalog, name)
+    except PuffinError as exc:
+        if exc.code in ("catalog.no-table", "catalog.identifier"):
+            return False
+        raise
+    return True
+
+
+def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[str, str]]
+             ) -> list[TableTarget]:
+    from puffin_cli.analysis.stats.batch import TableTarget
+    from puffin_cli.analysis.table.loading import Table
+    from puffin_cli.storage import default_io, name_of
+
+    if catalog is None:
+        return [TableTarget(name_of(n.rstrip("/")) or n, partial(
+            Table.load, n, fileio=default_io(), relocate=relocate)) for n in names]
+    from puffin_cli.analysis.catalog import table_names
+
+    return [TableTarget(n, partial(Table.load, n, catalog=catalog, fileio=default_io(),
+                                   relocate=relocate))
+            for n in table_names(catalog, names)]
+
+
 @stats.command("compute", renamed={"--uuid-as-bytes": renamed_flag("--uuid-hash", "bytes")})
-@click.argument("table", metavar="TABLE")
+@click.argument("targets", metavar="TABLE...", nargs=-1)
 @click.option("--columns", metavar="A,B", default=None,
               help="Columns to sketch (default: every top-level column of primitive type).")
 @snapshot_option("Snapshot to compute statistics for (default: the current one).")
 @click.option("--commit", is_flag=True,
               help="Register the statistics file in a new table metadata version (through "
                    "the catalog with --catalog, else the file-system table protocol), "
-                   "replacing older statistics of that snapshot.")
+                   "replacing older statistics of that snapshot (their other columns kept).")
+@click.option("-o", "--output", default=None, metavar="PATH",
+              help="Without --commit: write the statistics file to PATH (several tables: "
+                   "into the directory PATH), not registered (default: the current "
+                   "directory).")
+@click.option("--all", "every", is_flag=True,
+              help="With --catalog: every table of every namespace of the catalog.")
+@click.option("--dry-run", is_flag=True,
+              help="Show the plan (per table: fresh, incremental from which snapshot or full, "
+                   "and what it reads) from metadata only; start no Spark, write nothing.")
 @click.option("--full", is_flag=True,
               help="Read the whole snapshot, even when its statistics are fresh or an "
                    "ancestor's sketches could be extended (the default: incremental).")
@@ -56,9 +115,10 @@ def _columns(text: str | None) -> list[str] | None:
 @json_option
 @io_option
 @click.pass_context
-def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: int | None,
-            commit: bool, full: bool, in_process_rows: int | None, master: str | None,
-            uuid_hash: str, spark_conf: dict[str, str],
+def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
+            snapshot_id: int | None, commit: bool, output: str | None, every: bool,
+            dry_run: bool, full: bool, in_process_rows: int | None,
+            master: str | None, uuid_hash: str, spark_conf: dict[str, str],
             relocate: list[tuple[str, str]], catalog: str | None, quiet: bool,
             as_json: bool) -> None:
     """Compute Theta-sketch NDV statistics of TABLE, as Iceberg's compute_table_stats does.
@@ -66,9 +126,17 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
     TABLE is a table directory or a *.metadata.json file; with --catalog, a table identifier
     NAMESPACE.TABLE of that catalog (and --commit commits through the catalog). Reads the
     snapshot's live rows (position delete files, deletion vectors and equality deletes
-    applied) with Spark, matching columns by field ID, and writes
-    TABLE/metadata/<snapshot-id>-<uuid>.stats: one zstd-compressed
-    apache-datasketches-theta-v1 blob per column with its `ndv`.
+    applied) with Spark, matching columns by field ID, and writes a statistics file: one
+    zstd-compressed apache-datasketches-theta-v1 blob per column with its `ndv`, plus the
+    other columns' blobs of the snapshot's statistics file (kept, not lost). With --commit it
+    is written to TABLE/metadata/<snapshot-id>-<uuid>.stats and registered (a table that
+    cannot be committed to is refused before any work; a failed commit leaves no file);
+    without, to -o PATH or the current directory, and no engine uses it.
+
+    Many tables in one Spark session: several TABLEs, or with --catalog a NAMESPACE (a name
+    that is not a table of the catalog: every table in it and below it) or --all. A table
+    whose snapshot already has statistics of every column is left as it is; one line per
+    table, a summary, exit 1 when any table failed (the others are done).
 
     Incremental by default: when an ancestor snapshot has statistics and only appends
     followed (Iceberg's tasks unchanged), only the new data files are sketched and unioned
@@ -77,24 +145,123 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
 
     \b
     Examples:
-      puffin stats compute warehouse/db/orders
-      puffin stats compute warehouse/db/orders --columns id,customer --commit
+      puffin stats compute warehouse/db/orders --commit
+      puffin stats compute warehouse/db/orders --columns id,customer -o orders.stats
       puffin stats compute warehouse/db/orders --master spark://host:7077 --json
       puffin stats compute --catalog prod sales.orders --commit
+      puffin stats compute --catalog prod sales --dry-run
+      puffin stats compute --catalog prod sales marketing --commit
     """
-    from puffin_cli.spark.stats import compute_table_stats
-    from puffin_cli.storage import default_io
-
+    if every and (catalog is None or targets):
+        raise click.UsageError("--all takes no TABLE and needs --catalog NAME")
+    if not targets and not every:
+        raise click.UsageError("name a TABLE (or with --catalog a NAMESPACE, or --all)")
+    if output is not None and commit:
+        raise click.UsageError("-o writes an unregistered file; --commit writes it in the "
+                               "table's metadata folder: give one of them")
     debug = settings(ctx).debug
     from puffin_cli.render.progress import ProgressDisplay
 
+    if dry_run and snapshot_id is not None:
+        raise click.UsageError("--dry-run plans the current snapshot; it excludes --snapshot")
+    if not dry_run and _one_table(catalog, targets, every):
+        _compute_one(ctx, targets[0], columns=_columns(columns), snapshot_id=snapshot_id,
+                     commit=commit, output=output, master=master, uuid_hash=uuid_hash,
+                     spark_conf=spark_conf, relocate=relocate, catalog=catalog,
+                     quiet=quiet, as_json=as_json, debug=debug, full=full,
+                     in_process_rows=in_process_rows)
+        return
+    if snapshot_id is not None:
+        raise click.UsageError("--snapshot names a snapshot of one table")
+    run = _targets(catalog, targets, relocate)
+    if output is not None and not dry_run:
+        from puffin_cli.storage import default_io
+
+        found = default_io().stat(output)
+        if found is None or found.kind != "dir":
+            raise click.BadParameter("with several tables, PATH is an existing directory",
+                                     param_hint="-o")
+    with ProgressDisplay(not quiet) as display:
+        if dry_run:
+            result = _plan(run, catalog, columns=_columns(columns), master=master,
+                           spark_conf=spark_conf, uuid_hash=uuid_hash, commit=commit,
+                           full=full, on_done=display.line)
+        else:
+            from puffin_cli.spark.stats import compute_tables
+
+            where = output or os.getcwd()
+            result = compute_tables(
+                run, catalog=catalog, columns=_columns(columns), master=master,
+                spark_conf=spark_conf, uuid_as_string=uuid_hash == "text", commit=commit,
+                output=None if commit else partial(_file_in, where),
+                quiet_spark=not debug, on_phase=display.phase, progress=display.advance,
+                full=full, on_done=lambda outcome: display.line(_outcome_line(outcome)),
+                **({} if in_process_rows is None else {"in_process_rows": in_process_rows}))
+    from puffin_cli.render.stats import batch_view
+
+    if as_json:
+        emit(ctx, result)
+    elif not quiet:
+        emit(ctx, result, batch_view)
+    sys.exit(EXIT_BAD_FILE if result.failed else EXIT_OK)
+
+
+def _outcome_line(outcome: TableOutcome) -> str:
+    from puffin_cli.render.stats import outcome_line
+
+    return outcome_line(outcome)
+
+
+def _file_in(directory: str, label: str, snapshot_id: int) -> str:
+    from puffin_cli.analysis.stats.steps import statistics_file_name
+    from puffin_cli.storage import join
+
+    return join(directory, f"{label}-{statistics_file_name(snapshot_id)}")
+
+
+def _plan(run: list[TableTarget], catalog: str | None, *, columns: list[str] | None,
+          master: str | None, spark_conf: dict[str, str], uuid_hash: str, commit: bool,
+          full: bool, on_done: Callable[[str], None]) -> StatsBatchResult:
+    """The dry run: every table's plan from metadata only (no Spark: a cluster's parallelism
+    is taken to be Spark's default shuffle partitions)."""
+    from puffin_cli.analysis.stats import batch
+    from puffin_cli.analysis.table.commit import check_committable
+    from puffin_cli.render.stats import outcome_line
+    from puffin_cli.spark.stats import local_parallelism
+
+    start = time.monotonic()
+    parallelism = local_parallelism(master, spark_conf) or int(
+        spark_conf.get("spark.sql.shuffle.partitions", "200"))
+
+    def each(table: Table, label: str) -> TableOutcome:
+        if commit:
+            check_committable(table)
+        return batch.plan_table(table, label, columns=columns, snapshot_id=None,
+                                parallelism=parallelism, uuid_hash=uuid_hash, full=full)
+
+    outcomes = batch.run_tables(run, each, lambda outcome: on_done(outcome_line(outcome)))
+    return batch.batch_result(catalog, outcomes, dry_run=True, commit=commit,
+                              seconds=time.monotonic() - start, spark_started=False)
+
+
+def _compute_one(ctx: click.Context, table: str, *, columns: list[str] | None,
+                 snapshot_id: int | None, commit: bool, output: str | None,
+                 master: str | None, uuid_hash: str, spark_conf: dict[str, str],
+                 relocate: list[tuple[str, str]], catalog: str | None, quiet: bool,
+                 as_json: bool, debug: bool, full: bool, in_process_rows: int | None) -> None:
+    from puffin_cli.render.progress import ProgressDisplay
+    from puffin_cli.spark.stats import compute_table_stats
+    from puffin_cli.storage import default_io
+
+    where: str | Callable[[int], str] | None = output
+    if output is None and not commit:  # not in the table: no engine would see it there
+        where = _file_in_cwd
     with ProgressDisplay(not quiet) as display:
         result = compute_table_stats(
-            table, catalog=catalog, columns=_columns(columns), snapshot_id=snapshot_id,
-            master=master,
-            spark_conf=spark_conf, uuid_as_string=uuid_hash == "text", commit=commit,
-            relocate=relocate, quiet_spark=not debug, on_phase=display.phase,
-            progress=display.advance, fileio=default_io(), full=full,
+            table, catalog=catalog, columns=columns, snapshot_id=snapshot_id,
+            master=master, spark_conf=spark_conf, uuid_as_string=uuid_hash == "text",
+            commit=commit, relocate=relocate, quiet_spark=not debug, on_phase=display.phase,
+            progress=display.advance, fileio=default_io(), output=where, full=full,
             **({} if in_process_rows is None else {"in_process_rows": in_process_rows}))
     if as_json:
         emit(ctx, result)
@@ -102,3 +269,9 @@ def compute(ctx: click.Context, table: str, columns: str | None, snapshot_id: in
         from puffin_cli.render.stats import stats_view
 
         emit(ctx, result, stats_view)
+
+
+def _file_in_cwd(snapshot_id: int) -> str:
+    from puffin_cli.analysis.stats.steps import statistics_file_name
+
+    return os.path.join(os.getcwd(), statistics_file_name(snapshot_id))

@@ -9,7 +9,8 @@ from typing import Any
 
 
 class ProgressDisplay:
-    """``phase(text)`` names what is happening; ``advance(done, total)`` moves the bar."""
+    """``phase(text)`` names what is happening; ``advance(done, total)`` moves the bar;
+    ``line(text)`` prints a line that stays, fitted to the terminal."""
 
     def __init__(self, enabled: bool = True) -> None:
         self.progress: Any = None
@@ -27,6 +28,12 @@ class ProgressDisplay:
     def phase(self, text: str) -> None:
         if self.progress is not None:
             self.progress.update(self.task, description=text, completed=0, total=None)
+
+    def line(self, text: str) -> None:
+        """A line that stays (one per finished table of a run), above the live status."""
+        if self.progress is not None:
+            self.progress.console.print(text, markup=False, highlight=False, soft_wrap=False,
+                                        overflow="ellipsis", no_wrap=True)
 
     def advance(self, done: int, total: int) -> None:
         if self.progress is not None:

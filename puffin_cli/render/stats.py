@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from puffin_cli.analysis.scan import ScanResult
+from puffin_cli.analysis.stats.batch import RefreshPlan, StatsBatchResult, TableOutcome
 from puffin_cli.analysis.stats.result import StatsResult
 from puffin_cli.render.layout import plain_lines, plural
 
@@ -35,6 +36,8 @@ def stats_lines(result: StatsResult) -> list[str]:
                      f"{sketch}{how}")
     for name, why in result.skipped_columns:
         lines.append(f"  skipped {name}: {why}")
+    if result.mode != "fresh":
+        lines.extend(other_column_lines(result))
     if result.mode == "fresh":
         lines.append(f"already fresh: {result.statistics_path} (nothing written; --full "
                      "recomputes)")
@@ -45,6 +48,96 @@ def stats_lines(result: StatsResult) -> list[str]:
         name = (result.committed_metadata or "").rsplit("/", 1)[-1]
         lines.append(f"committed as {name} "
                      f"(statistics for snapshot {result.snapshot_id})")
+    elif result.mode != "fresh":
+        lines.append(NOT_REGISTERED)
+    return lines
+
+
+NOT_REGISTERED = ("not registered in the table: no engine uses it until it is committed "
+                  "(--commit)")
+
+
+def other_column_lines(result: StatsResult) -> list[str]:
+    """What became of the columns of the snapshot's registered statistics file that were
+    not computed again: kept (copied) or dropped, and why."""
+    if result.kept_from is None:
+        return []
+    kept = [o for o in result.other_columns if o.kept]
+    dropped = [o for o in result.other_columns if not o.kept]
+    lines = [f"the snapshot's statistics file {result.kept_from}: "
+             f"{len(result.columns)} recomputed, {len(kept)} kept, {len(dropped)} dropped"]
+    lines.extend(f"  kept {o.name} ({o.blob_type}"
+                 f"{'' if o.ndv is None else f', ndv {o.ndv:,}'})" for o in kept)
+    lines.extend(f"  dropped {o.name} ({o.blob_type}): {o.reason}" for o in dropped)
+    return lines
+
+
+def outcome_line(outcome: TableOutcome) -> str:
+    """One table of a run over many tables, in one line."""
+    where = f"{outcome.table}: "
+    if outcome.error is not None:
+        return f"{where}failed: {outcome.error.message}"
+    if outcome.result is not None and outcome.result.mode == "fresh":
+        return (f"{where}snapshot {outcome.result.snapshot_id}: fresh, left as it is "
+                f"({outcome.result.statistics_path})")
+    if outcome.result is not None:
+        r = outcome.result
+        done = (f"committed as v{r.committed_version}" if r.committed_version is not None
+                and r.committed_version >= 0 else "committed" if r.committed_metadata
+                else f"wrote {r.statistics_path}")
+        kept = sum(1 for o in r.other_columns if o.kept)
+        dropped = len(r.other_columns) - kept
+        others = f", {kept} kept" if kept else ""
+        others += f", {dropped} dropped" if dropped else ""
+        return (f"{where}snapshot {r.snapshot_id}: {r.mode}, "
+                f"{plural(len(r.columns), 'column')}{others}, "
+                f"{plural(r.files_read, 'data file')} and {plural(r.rows_read, 'row')} read; "
+                f"{done} ({r.seconds:.1f} s)")
+    assert outcome.plan is not None
+    return f"{where}{plan_line(outcome.plan)}"
+
+
+def plan_line(plan: RefreshPlan) -> str:
+    spark = plan.spark_uses or "none"
+    if plan.mode == "fresh":
+        what = "fresh"
+    else:
+        what = (f"{plan.mode}, reads {plural(plan.files_to_read, 'data file')}, "
+                f"{plural(plan.rows_to_read, 'row')} of {plural(plan.data_files, 'file')} "
+                f"({plan.mode_reason})")
+    return f"snapshot {plan.snapshot_id}: {what}; Spark uses: {spark}"
+
+
+def batch_lines(result: StatsBatchResult) -> list[str]:
+    """Every table's line, then the summary."""
+    lines = []
+    for outcome in result.tables:
+        lines.append(outcome_line(outcome))
+        plan = outcome.plan
+        if result.dry_run and plan is not None and len({c.mode for c in plan.columns}) > 1:
+            lines.extend(f"  {c.name}: {c.mode} ({c.reason})" for c in plan.columns)
+    s = result.summary
+    if result.dry_run:
+        plans = [o.plan for o in result.tables if o.plan is not None]
+        modes = []
+        for mode in ("fresh", "incremental", "full"):
+            found = [p for p in plans if p.mode == mode]
+            if found:
+                read = "" if mode == "fresh" else (
+                    f" ({plural(sum(p.files_to_read for p in found), 'data file')}, "
+                    f"{plural(sum(p.rows_to_read for p in found), 'row')})")
+                modes.append(f"{len(found):,} {mode}{read}")
+        failed = f", {s.failed:,} failed" if s.failed else ""
+        lines.append(f"plan for {plural(s.tables, 'table')}: {', '.join(modes) or 'nothing'}"
+                     f"{failed}; nothing computed, no Spark started")
+        return lines
+    lines.append(f"{plural(s.tables, 'table')}: {s.computed:,} computed, {s.fresh:,} fresh, "
+                 f"{s.failed:,} failed; {plural(s.rows_read, 'row')} read in "
+                 f"{s.seconds:.1f} s"
+                 f"{' (one Spark session)' if s.spark_started else ' (no Spark needed)'}")
+    if s.computed and not result.commit:
+        lines.append("the statistics files are not registered in their tables: no engine "
+                     "uses them until they are committed (--commit)")
     return lines
 
 
@@ -97,6 +190,10 @@ def scan_lines(result: ScanResult) -> list[str]:
 
 def stats_view(result: StatsResult, console: Console) -> None:
     plain_lines(console, stats_lines(result))
+
+
+def batch_view(result: StatsBatchResult, console: Console) -> None:
+    plain_lines(console, batch_lines(result))
 
 
 def scan_view(result: ScanResult, console: Console) -> None:

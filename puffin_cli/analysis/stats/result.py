@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from puffin_cli.analysis.stats.kept import OtherColumn
+
 
 @dataclass(frozen=True)
 class ColumnStats:
@@ -49,3 +51,7 @@ class StatsResult:
     mode_reason: str = ""
     files_read: int = 0  # data files the sketching read (all of them for a full compute)
     in_process: bool = False  # sketched in this process (a small increment), not on Spark
+    # where the file is: in the table's metadata folder (registered with --commit) or not
+    in_table: bool = True
+    kept_from: str | None = None  # the snapshot's registered statistics file, if any
+    other_columns: tuple[OtherColumn, ...] = ()  # its blobs no column computed replaces

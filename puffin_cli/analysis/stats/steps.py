@@ -6,7 +6,9 @@
 2. sketching: one task per task group (:mod:`.sketch_task`), the partial sketches unioned per
    column (:func:`union_results`, what Iceberg's final aggregate does): on Spark
    (:mod:`puffin_cli.spark.stats`) or in this process (:func:`sketch_in_process`).
-3. :func:`write_statistics`: the Puffin file, one zstd theta blob per column with its ``ndv``;
+3. :func:`write_statistics`: the Puffin file, one zstd theta blob per column with its ``ndv``,
+   then the blobs of the snapshot's registered file that no column computed now replaces
+   (:mod:`.kept`, copied as stored);
    its blob metadata, built once by the writer, is also what the table's ``statistics`` entry
    lists (:meth:`WrittenStatistics.entry`). The file records how uuid values were hashed in
    the property ``puffin-cli.uuid-hash`` (``text`` or ``bytes``, ``--uuid-hash``), so that a
@@ -20,8 +22,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
+from puffin_cli.analysis.stats.kept import UUID_HASH_PROPERTY as UUID_HASH_PROPERTY
+from puffin_cli.analysis.stats.kept import KeptBlobs, OtherColumn
 from puffin_cli.analysis.stats.plan import StatsPlan, plan_snapshot, stats_snapshot
 from puffin_cli.analysis.stats.result import ColumnStats
 from puffin_cli.blobs.theta import MAX_THETA, CompactTheta, ThetaAccumulator
@@ -37,7 +41,6 @@ if TYPE_CHECKING:
     from puffin_cli.analysis.table.loading import Table
     from puffin_cli.analysis.table.updates import CommitResult, StatisticsFileEntry
 
-UUID_HASH_PROPERTY = "puffin-cli.uuid-hash"  # file property: "text" or "bytes"
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,10 @@ class WrittenStatistics:
     file_size: int
     footer_size: int
     blobs: tuple[BlobMetadata, ...]
+    in_table: bool = True  # in the table's metadata folder, where a commit registers it
+    # the registered file whose other columns were kept (None: none; "any": not looked at)
+    based_on: str | Literal["any"] | None = "any"
+    others: tuple[OtherColumn, ...] = ()  # what became of the other columns' blobs
 
     def entry(self) -> StatisticsFileEntry:
         """The table metadata's ``statistics`` entry for the file."""
@@ -119,30 +126,47 @@ def sketch_groups(plan: StatsPlan, groups: Sequence[TaskGroup], *,
     return union_results(plan, (run_task(spec) for spec in specs))
 
 
+def statistics_file_name(snapshot_id: int) -> str:
+    """A new statistics file's name, as Iceberg names them: ``<snapshot-id>-<uuid>.stats``."""
+    return f"{snapshot_id}-{uuid.uuid4()}.stats"
+
+
 def write_statistics(plan: StatsPlan, sketches: Sketches, *, uuid_as_string: bool = True,
-                     file_name: str | None = None) -> WrittenStatistics:
-    """Write ``<table>/metadata/<snapshot-id>-<uuid>.stats`` (or ``file_name`` there)."""
+                     target: str | None = None, kept: KeptBlobs | None = None
+                     ) -> WrittenStatistics:
+    """Write the statistics file at ``target`` or, by default, where a commit registers it:
+    ``<table>/metadata/<snapshot-id>-<uuid>.stats``. The sketches come first, then the
+    ``kept`` blobs of the snapshot's registered file (:mod:`.kept`), copied as stored."""
     snapshot = plan.snapshot
-    name = file_name or f"{snapshot.snapshot_id}-{uuid.uuid4()}.stats"
-    target = join(plan.table.statistics_dir, name)  # metadata/: there, as the table is
-    properties = {UUID_HASH_PROPERTY: "text" if uuid_as_string else "bytes"}
-    with PuffinWriter(target, properties=properties, fileio=plan.table.fileio) as writer:
+    in_table = target is None
+    name = statistics_file_name(snapshot.snapshot_id)
+    path = join(plan.table.statistics_dir, name) if target is None else target
+    uuid_hash = "text" if uuid_as_string else "bytes"
+    others: tuple[OtherColumn, ...] = ()
+    with PuffinWriter(path, properties={UUID_HASH_PROPERTY: uuid_hash},
+                      fileio=plan.table.fileio) as writer:
         for column, sketch in zip(plan.columns, sketches.sketches, strict=True):
             writer.add_blob(THETA_BLOB_TYPE, sketch.to_bytes(), fields=[column.field_id],
                             snapshot_id=snapshot.snapshot_id,
                             sequence_number=snapshot.sequence_number,
                             properties={NDV_PROPERTY: str(sketch.ndv)}, codec=CODEC_ZSTD)
+        if kept is not None:
+            others = kept.copy_into(writer, plan)
         result = writer.finish()
-    return WrittenStatistics(snapshot.snapshot_id, target,
-                             plan.table.statistics_location(name), result.file_size,
-                             result.footer_size, result.metadata.blobs)
+    location = plan.table.statistics_location(name) if in_table else path
+    return WrittenStatistics(snapshot.snapshot_id, path, location, result.file_size,
+                             result.footer_size, result.metadata.blobs, in_table,
+                             "any" if kept is None else kept.source, others)
 
 
 def commit_statistics(plan: StatsPlan, written: WrittenStatistics) -> CommitResult:
-    """Register ``written`` in a new version of the plan's table (the one commit path)."""
+    """Register ``written`` in a new version of the plan's table (the one commit path); the
+    file is removed when the commit fails, and refused when another writer registered other
+    statistics for the snapshot since the file's kept blobs were read."""
     from puffin_cli.analysis.table.commit import commit_statistics as commit
 
-    return commit(plan.table, written.entry())
+    return commit(plan.table, written.entry(), written=[written.path],
+                  based_on=written.based_on)
 
 
 def column_stats(plan: StatsPlan, sketches: Sketches) -> tuple[ColumnStats, ...]:

@@ -40,7 +40,7 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Literal
 
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import (
@@ -143,19 +143,37 @@ def commit(table: Table, build: Build, *, max_attempts: int = DEFAULT_MAX_ATTEMP
 
 
 def commit_statistics(table: Table, entry: StatisticsFileEntry, *,
-                      max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> CommitResult:
+                      max_attempts: int = DEFAULT_MAX_ATTEMPTS, written: Iterable[str] = (),
+                      based_on: str | Literal["any"] | None = "any") -> CommitResult:
     """Register a statistics file for its snapshot, replacing any older entry for it
-    (``replaced`` names those)."""
+    (``replaced`` names those). ``written`` is removed when the commit fails (the statistics
+    file). ``based_on`` is the snapshot's statistics file the new one was made from (its other
+    columns kept; ``None``: it had none): when another writer registered another one
+    meanwhile, the commit is refused rather than dropping that writer's columns."""
     replaced: list[str] = []
 
     def build(base: Table) -> TableChange:
         require_snapshot(base, entry.snapshot_id, "statistics")
         replaced[:] = [s.path for s in base.metadata.statistics
                        if s.snapshot_id == entry.snapshot_id]
+        if based_on != "any" and replaced[:1] != ([] if based_on is None else [based_on]):
+            now = replaced[0] if replaced else "none"
+            raise PuffinError(f"{_where(base)}: another writer registered statistics for "
+                              f"snapshot {entry.snapshot_id} meanwhile ({now}); statistics "
+                              "not committed: run again to keep its columns",
+                              code="commit.statistics-changed")
         return TableChange(table_requirements(base), (SetStatistics(entry),))
 
-    result = commit(table, build, max_attempts=max_attempts)
+    result = commit(table, build, max_attempts=max_attempts, written=written)
     return replace(result, replaced=tuple(replaced))
+
+
+def check_committable(table: Table) -> None:
+    """Refuse, before any work, a commit that cannot succeed: a table found by its location
+    whose metadata files are not file-system (``v<N>.metadata.json``) ones belongs to a
+    catalog, and only the catalog may commit to it."""
+    if table.catalog_table is None:
+        _FileSystem(table).current()
 
 
 def table_requirements(base: Table) -> tuple[TableRequirement, ...]:
@@ -199,15 +217,18 @@ class _FileSystem:
         self.version = 0
         self.sent = False  # the change went out: a failure now leaves the outcome unknown
 
-    def base(self) -> Table:
+    def current(self) -> tuple[int, str]:
         found = current_version(self.metadata_dir, self.fileio)
         if found is None:
-            raise PuffinError(f"{self.metadata_dir}: no v<N>.metadata.json; only file-system "
-                              "tables (Hadoop catalog) can be committed to directly; register "
-                              "the statistics file through the table's catalog instead",
+            raise PuffinError(f"{self.metadata_dir}: no v<N>.metadata.json, so the table "
+                              "belongs to a catalog and only the catalog can commit to it: "
+                              "name it there, --catalog NAME NAMESPACE.TABLE",
                               code="commit.not-file-system-table")
-        self.version = found[0]
-        return self.table.at(found[1])
+        return found
+
+    def base(self) -> Table:
+        self.version, metadata_file = self.current()
+        return self.table.at(metadata_file)
 
     def publish(self, base: Table, change: TableChange) -> tuple[int, str]:
         raw = base.metadata.raw

@@ -1,0 +1,157 @@
+"""``stats compute`` over many tables (the namespaces of a catalog, ``--all``, several TABLEs)
+and its plan (``--dry-run``): what each table's run did or would do, and the summary.
+
+A run over many tables goes on when one fails: each table's outcome is ``computed``,
+``fresh`` (its snapshot already had statistics for every column: left as it is), ``failed``
+(with the one-line error it would have ended a one-table run with) or, in a dry run,
+``planned``. The plan of a table (:func:`refresh_plan`) comes from
+:func:`.incremental.decide_refresh`: metadata and statistics files only, no data file and no
+Spark.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from puffin_cli.analysis.stats.incremental import FRESH, FULL, ColumnDecision, RefreshDecision
+from puffin_cli.analysis.stats.result import StatsResult
+from puffin_cli.errors import PuffinError
+
+if TYPE_CHECKING:
+    from puffin_cli.analysis.table.loading import Table
+
+COMPUTED, FRESH_STATUS, FAILED, PLANNED = "computed", "fresh", "failed", "planned"
+
+
+@dataclass(frozen=True)
+class RefreshPlan:
+    """What refreshing a table's snapshot takes: ``spark_uses`` is the statistics file
+    registered for exactly this snapshot (the one Spark's optimizer uses; ``None``: Spark has
+    none), ``mode`` and ``mode_reason`` the refresh (``fresh``, ``incremental``, ``full``),
+    ``files_to_read``/``rows_to_read`` what it reads of the snapshot's ``data_files``/``rows``
+    (record counts, deletes not applied), ``columns`` the decision per column."""
+
+    snapshot_id: int
+    spark_uses: str | None
+    mode: str
+    mode_reason: str
+    data_files: int
+    rows: int
+    files_to_read: int
+    rows_to_read: int
+    columns: tuple[ColumnDecision, ...]
+
+
+@dataclass(frozen=True)
+class TableError:
+    code: str
+    message: str  # the one line a one-table run ends with
+
+
+@dataclass(frozen=True)
+class TableOutcome:
+    table: str
+    status: str  # computed, fresh, failed, planned
+    seconds: float
+    plan: RefreshPlan | None = None
+    result: StatsResult | None = None
+    error: TableError | None = None
+
+
+@dataclass(frozen=True)
+class BatchSummary:
+    tables: int
+    computed: int
+    fresh: int
+    failed: int
+    planned: int
+    rows_read: int
+    seconds: float
+    spark_started: bool  # a Spark session was started (or joined) for the run
+
+
+@dataclass(frozen=True)
+class StatsBatchResult:
+    """``stats compute`` over several tables, or any ``--dry-run``."""
+
+    catalog: str | None
+    dry_run: bool
+    commit: bool
+    tables: tuple[TableOutcome, ...]
+    summary: BatchSummary
+
+    @property
+    def failed(self) -> bool:
+        return self.summary.failed > 0
+
+
+def refresh_plan(decision: RefreshDecision) -> RefreshPlan:
+    """The plan a dry run shows of a refresh decision."""
+    plan = decision.plan
+    registered = [s.path for s in plan.metadata.statistics
+                  if s.snapshot_id == decision.snapshot_id]
+    rows = sum(f.record_count for f in plan.data_files)
+    mode = decision.mode
+    if mode == FULL:
+        files, read = len(plan.data_files), rows
+    elif mode == FRESH:
+        files, read = 0, 0
+    else:
+        files, read = decision.new_data_files, decision.new_rows
+    return RefreshPlan(decision.snapshot_id, registered[0] if registered else None, mode,
+                       decision.reason, len(plan.data_files), rows, files, read,
+                       decision.columns)
+
+
+@dataclass(frozen=True)
+class TableTarget:
+    """A table of a run: its name in the output, and how to load it (a table that cannot be
+    loaded fails alone)."""
+
+    label: str
+    load: Callable[[], Table]
+
+
+def run_tables(targets: Sequence[TableTarget], each: Callable[[Table, str], TableOutcome],
+               on_done: Callable[[TableOutcome], None]) -> tuple[TableOutcome, ...]:
+    """``each(table, label)`` for every target in turn; a table whose work fails with a
+    :class:`PuffinError` is ``failed`` and the run goes on."""
+    outcomes = []
+    for target in targets:
+        start = time.monotonic()
+        try:
+            outcome = each(target.load(), target.label)
+        except PuffinError as exc:
+            outcome = TableOutcome(target.label, FAILED, round(time.monotonic() - start, 3),
+                                   error=TableError(exc.code, str(exc)))
+        outcomes.append(outcome)
+        on_done(outcome)
+    return tuple(outcomes)
+
+
+def plan_table(table: Table, label: str, *, columns: list[str] | None,
+               snapshot_id: int | None, parallelism: int, uuid_hash: str,
+               full: bool = False) -> TableOutcome:
+    """A dry run of one table: its :class:`RefreshPlan`, from metadata only."""
+    from puffin_cli.analysis.stats.incremental import decide_refresh
+
+    start = time.monotonic()
+    decision = decide_refresh(table, snapshot_id, columns, full=full, parallelism=parallelism,
+                              uuid_hash=uuid_hash)
+    return TableOutcome(label, PLANNED, round(time.monotonic() - start, 3),
+                        plan=refresh_plan(decision))
+
+
+def batch_result(catalog: str | None, outcomes: tuple[TableOutcome, ...], *, dry_run: bool,
+                 commit: bool, seconds: float, spark_started: bool) -> StatsBatchResult:
+    def count(status: str) -> int:
+        return sum(1 for o in outcomes if o.status == status)
+
+    summary = BatchSummary(len(outcomes), count(COMPUTED), count(FRESH_STATUS), count(FAILED),
+                           count(PLANNED),
+                           sum(o.result.rows_read for o in outcomes if o.result is not None),
+                           round(seconds, 3), spark_started)
+    return StatsBatchResult(catalog, dry_run, commit, outcomes, summary)
