@@ -295,22 +295,43 @@ def assert_iceberg_sketches_committed(ours: dict[Any, Any], iceberg: dict[Any, A
     assert [s.statistics_path for s in current] == [doc["statistics-location"]]
 
 
-def test_format_3_commit_is_refused_by_pyiceberg_in_one_line(
-        sql_catalog: Any, spark: Any, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> None:
-    """pyiceberg 0.12 cannot write format 3 metadata, so a SQL catalog cannot take the commit
-    of a v3 table: one line saying so, exit 1, the table unchanged."""
-    from puffin_cli.cli.main import main
+def tree_digest(root: Path) -> dict[str, str]:
+    """Every file under ``root`` and the SHA-256 of its bytes."""
+    import hashlib
 
-    register_spark_table(sql_catalog, "types_v3", tmp_path)
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_format_3_commit_is_refused_before_any_work(sql_catalog: Any, tmp_path: Path) -> None:
+    """pyiceberg 0.12 cannot write format 3 metadata, so a SQL catalog (whose metadata
+    pyiceberg writes) cannot take the commit of a v3 table: refused in one line before Spark
+    starts, exit 1, nothing written (the table, the catalog's warehouse, the working
+    directory); the same table alone or in a namespace run, and in its --dry-run plan."""
+    from test_stats_batch import run_no_spark
+
+    table_dir = register_spark_table(sql_catalog, "types_v3", tmp_path)
     before = sql_catalog.load_table("db.types_v3").metadata_location
-    with pytest.raises(SystemExit) as exited:
-        main(["stats", "compute", "--catalog", "test", "db.types_v3", "--commit", "--full", "-q",
-              "--master", "local[2]"])
-    assert exited.value.code == 1
-    err = capsys.readouterr().err
-    assert err.startswith("puffin: error: catalog test: cannot commit to db.types_v3: Writing "
-                          "V3 is not yet supported") and err.count("\n") == 1
+    trees = [table_dir, tmp_path / "warehouse"]
+    digests = [tree_digest(t) for t in trees]
+    refusal = ("catalog test: cannot commit to db.types_v3: pyiceberg writes this catalog's "
+               "metadata and cannot write format 3: Writing V3 is not yet supported")
+    code, out, err, imported = run_no_spark(
+        "stats", "compute", "--catalog", "test", "db.types_v3", "--commit", "--full", "-q",
+        "--master", "local[2]", cwd=tmp_path)
+    assert (code, out, imported) == (1, "", False)
+    assert err.startswith(f"puffin: error: {refusal}") and err.count("\n") == 1, err
+    code, out, err, imported = run_no_spark(
+        "stats", "compute", "--catalog", "test", "db", "--commit", "--dry-run", "--json",
+        cwd=tmp_path)
+    assert (code, err, imported) == (1, "", False)
+    outcomes = {t["table"]: t for t in json.loads(out)["tables"]}
+    assert outcomes["db.events"]["status"] == "planned"
+    assert outcomes["db.types_v3"]["status"] == "failed"
+    assert outcomes["db.types_v3"]["error"]["message"].startswith(refusal)
+    assert [tree_digest(t) for t in trees] == digests
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["catalog.db", "warehouse", "spark"])
     assert sql_catalog.load_table("db.types_v3").metadata_location == before
 
 

@@ -194,6 +194,28 @@ def table_names(name: str, names: Sequence[str]) -> list[str]:
     return sorted(tables)
 
 
+def check_commit(name: str, identifier: str) -> None:
+    """Refuse, before any work, a commit catalog ``name`` cannot write for table
+    ``identifier``. A catalog whose metadata files pyiceberg writes on this side (a
+    ``MetastoreCatalog``: SQL, Glue, Hive...; a REST server writes its own) commits by
+    serializing the new metadata with pyiceberg, which refuses some format versions
+    (pyiceberg 0.12: ``TableMetadataV3.model_dump_json`` raises ``NotImplementedError``,
+    "Writing V3 is not yet supported"); the table's current metadata is serialized the same
+    way here, so exactly what the commit would refuse is refused now."""
+    from pyiceberg.catalog import MetastoreCatalog
+
+    catalog = load_catalog(name)
+    if not isinstance(catalog, MetastoreCatalog):
+        return
+    table = _table(name, catalog, _identifier(identifier))
+    try:
+        table.metadata.model_dump_json()
+    except NotImplementedError as exc:
+        version = table.metadata.format_version
+        raise _error(name, exc, f"cannot commit to {identifier}: pyiceberg writes this "
+                     f"catalog's metadata and cannot write format {version}") from None
+
+
 def commit_table(name: str, identifier: str, change: TableChange) -> str:
     """Send ``change`` (requirements and updates, converted to pyiceberg's own classes) to
     table ``identifier`` of catalog ``name``; the new metadata location.

@@ -171,9 +171,14 @@ def commit_statistics(table: Table, entry: StatisticsFileEntry, *,
 def check_committable(table: Table) -> None:
     """Refuse, before any work, a commit that cannot succeed: a table found by its location
     whose metadata files are not file-system (``v<N>.metadata.json``) ones belongs to a
-    catalog, and only the catalog may commit to it."""
+    catalog, and only the catalog may commit to it; a catalog table whose catalog cannot
+    write its metadata (:func:`~puffin_cli.analysis.catalog.check_commit`) is refused too."""
     if table.catalog_table is None:
         _FileSystem(table).current()
+    else:
+        from puffin_cli.analysis.catalog import check_commit
+
+        check_commit(table.catalog_table.catalog, table.catalog_table.identifier)
 
 
 def table_requirements(base: Table) -> tuple[TableRequirement, ...]:

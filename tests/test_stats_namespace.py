@@ -1,0 +1,194 @@
+"""``stats compute --catalog NAME NAMESPACE...`` / ``--all`` through real catalogs: a SQL catalog
+on sqlite and the REST catalog server (tests/restcatalog.py), fixtures of test_catalog.py (the
+S3-backed SQL catalog: test_catalog_s3.py). One broken table among good ones (exit 1, the good
+ones committed through the catalog and registered for their current snapshot), the dry run
+(no Spark, nothing written), a second run after an append (incremental for that table, fresh
+for the others), a table whose deletes Iceberg cannot apply, and which tables a name stands
+for (:func:`puffin_cli.analysis.catalog.table_names`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from test_catalog import (  # noqa: F401
+    catalog,
+    invoke,
+    local_path,
+    rest_catalog,
+    spark,
+    sql_catalog,
+    tree_digest,
+)
+from test_stats_batch import run_no_spark
+
+from puffin_cli.analysis import catalog as catalogs
+from puffin_cli.errors import PuffinError
+
+# One Spark task per data file, whatever the table's size (each file weighs the 4 MiB open
+# cost, more than a split), so an appended file is a task of its own: incremental.
+ONE_TASK_PER_FILE = {"read.split.target-size": "1024"}
+
+
+def orders_rows(start: int, count: int) -> pa.Table:
+    return pa.table({"order_id": pa.array(range(start, start + count), pa.int64()),
+                     "shop": pa.array([f"s{i % 11}" for i in range(start, start + count)])})
+
+
+def add_tables(where: Any) -> None:
+    """db.orders (two appends, one task per file) and db.broken (its current manifest list
+    gone) beside the fixture's db.events."""
+    orders = where.create_table("db.orders", schema=orders_rows(0, 1).schema,
+                                properties=ONE_TASK_PER_FILE)
+    orders.append(orders_rows(0, 300))
+    orders.append(orders_rows(300, 200))
+    broken = where.create_table("db.broken", schema=orders_rows(0, 1).schema)
+    broken.append(orders_rows(0, 100))
+    local_path(broken.current_snapshot().manifest_list).unlink()
+
+
+def current_statistics(where: Any, identifier: str) -> list[str]:
+    """The statistics files the catalog's current metadata registers for the current
+    snapshot of ``identifier``."""
+    metadata = where.load_table(identifier).metadata
+    return [s.statistics_path for s in metadata.statistics
+            if s.snapshot_id == metadata.current_snapshot_id]
+
+
+def statuses(doc: dict[str, Any]) -> dict[str, str]:
+    return {t["table"]: t["status"] for t in doc["tables"]}
+
+
+def test_namespace_run_one_broken_then_dry_run_then_incremental(
+        catalog: Any, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    add_tables(catalog)
+    monkeypatch.chdir(tmp_path)
+    outcome = invoke("stats", "compute", "--catalog", "test", "db", "--commit", "--master",
+                     "local[2]", "--json", "-q")
+    assert outcome.exit_code == 1, outcome.output
+    doc = json.loads(outcome.stdout)
+    assert statuses(doc) == {"db.broken": "failed", "db.events": "computed",
+                             "db.orders": "computed"}
+    assert doc["summary"] == {**doc["summary"], "tables": 3, "computed": 2, "failed": 1,
+                              "spark-started": True}
+    broken = next(t for t in doc["tables"] if t["table"] == "db.broken")
+    assert broken["result"] is None and "\n" not in broken["error"]["message"]
+    assert "snap-" in broken["error"]["message"]  # names the missing manifest list
+    results = {t["table"]: t["result"] for t in doc["tables"] if t["result"]}
+    for identifier, result in results.items():
+        assert result["mode"] == "full"
+        assert current_statistics(catalog, identifier) == [result["statistics-location"]]
+        # `puffin table` through the catalog: registered for the snapshot Spark reads
+        shown = invoke("table", "--catalog", "test", identifier, "--json")
+        assert shown.exit_code == 0, shown.output
+        [table] = json.loads(shown.output)["tables"]
+        [snapshot] = [s for s in table["snapshots"]
+                      if s["snapshot-id"] == table["current-snapshot-id"]]
+        assert [s["path"] for s in snapshot["statistics"]] == [result["statistics-location"]]
+        assert table["findings"] == []
+    assert {c["name"]: c["ndv"] for c in results["db.orders"]["columns"]} == \
+        {"order_id": 500, "shop": 11}
+
+    orders = catalog.load_table("db.orders")
+    base = orders.metadata.current_snapshot_id
+    orders.append(orders_rows(500, 100))
+    # the plan of every table of the catalog: metadata only, no Spark, nothing written
+    warehouse = local_path(catalog.load_table("db.events").location()).parents[1]
+    before = tree_digest(warehouse)
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test", "--all",
+                                            "--dry-run", "--json", cwd=tmp_path)
+    assert (code, err, imported) == (1, "", False)
+    plans = json.loads(out)
+    assert statuses(plans) == {"db.broken": "failed", "db.events": "planned",
+                               "db.orders": "planned"}
+    by_table = {t["table"]: t["plan"] for t in plans["tables"] if t["plan"]}
+    assert by_table["db.events"]["mode"] == "fresh"
+    assert by_table["db.events"]["spark-uses"] == results["db.events"]["statistics-location"]
+    planned = by_table["db.orders"]
+    assert (planned["mode"], planned["spark-uses"]) == ("incremental", None)
+    assert (planned["files-to-read"], planned["rows-to-read"], planned["data-files"]) == \
+        (1, 100, 3)
+    assert {c["base-snapshot-id"] for c in planned["columns"]} == {base}
+    assert plans["summary"]["spark-started"] is False
+    assert tree_digest(warehouse) == before
+    # the nightly run again: incremental for the appended table, fresh for the other
+    outcome = invoke("stats", "compute", "--catalog", "test", "--all", "--commit", "--master",
+                     "local[2]", "--json", "-q")
+    assert outcome.exit_code == 1, outcome.output
+    doc = json.loads(outcome.stdout)
+    assert statuses(doc) == {"db.broken": "failed", "db.events": "fresh",
+                             "db.orders": "computed"}
+    again = {t["table"]: t["result"] for t in doc["tables"] if t["result"]}
+    refreshed = again["db.orders"]
+    assert (refreshed["mode"], refreshed["base-snapshot-id"], refreshed["files-read"],
+            refreshed["rows-read"]) == ("incremental", base, 1, 100)
+    assert {c["name"]: c["ndv"] for c in refreshed["columns"]} == {"order_id": 600, "shop": 11}
+    assert current_statistics(catalog, "db.orders") == [refreshed["statistics-location"]]
+    assert again["db.events"]["statistics-location"] == \
+        results["db.events"]["statistics-location"]
+
+
+def test_each_table_of_a_run_has_its_own_fileio(sql_catalog: Any) -> None:  # noqa: F811
+    """A SQL catalog merges a table's properties into its FileIO: two tables of one run, each
+    read with its own (what a run loads for each table, not the first one's)."""
+    from puffin_cli.cli.stats import _targets
+
+    sql_catalog.create_table("db.other", schema=orders_rows(0, 1).schema,
+                             properties={"s3.region": "eu-other-1"})
+    loaded = {t.label: t.load() for t in _targets("test", ("db",), [])}
+    assert sorted(loaded) == ["db.events", "db.other"]
+    assert loaded["db.other"].fileio.properties["s3.region"] == "eu-other-1"
+    assert "s3.region" not in loaded["db.events"].fileio.properties
+
+
+def test_table_names(catalog: Any) -> None:  # noqa: F811
+    """A name that is a table is that table; any other a namespace (its tables and those
+    below it); none, the whole catalog; each table once, sorted."""
+    catalog.create_namespace("sales")
+    catalog.create_table("sales.orders", schema=orders_rows(0, 1).schema)
+    catalog.create_table("db.a", schema=orders_rows(0, 1).schema)
+    assert catalogs.table_names("test", []) == ["db.a", "db.events", "sales.orders"]
+    assert catalogs.table_names("test", ["db"]) == ["db.a", "db.events"]
+    assert catalogs.table_names("test", ["sales.orders", "db", "db.events"]) == \
+        ["db.a", "db.events", "sales.orders"]
+    for missing in ("nowhere", "db.missing"):
+        with pytest.raises(PuffinError, match=f"catalog test: no table or namespace {missing}$"):
+            catalogs.table_names("test", [missing])
+
+
+def test_a_table_whose_deletes_iceberg_cannot_apply_fails_alone(
+        rest_catalog: Any, spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """dup_dv (Iceberg Java built it: two live deletion vectors for one data file, which every
+    Iceberg scan refuses), registered in the REST catalog beside db.events: that table fails
+    with the one line naming `puffin table` and the finding; db.events is committed."""
+    from interop.broken import built_tables, copy_broken
+
+    table = copy_broken(built_tables(), "dup_dv", tmp_path / "broken")
+    metadata = sorted((table.root / "metadata").glob("v*.metadata.json"),
+                      key=lambda p: int(p.name[1:].split(".")[0]))[-1]
+    rest_catalog.register_table(("db", "dup_dv"), str(metadata))
+    outcome = invoke("stats", "compute", "--catalog", "test", "db", "--commit", "--master",
+                     "local[2]", "--json", "-q")
+    assert outcome.exit_code == 1, outcome.output
+    doc = json.loads(outcome.stdout)
+    assert statuses(doc) == {"db.dup_dv": "failed", "db.events": "computed"}
+    [failed] = [t for t in doc["tables"] if t["table"] == "db.dup_dv"]
+    assert failed["error"]["code"] == "stats.dv"
+    message = failed["error"]["message"]
+    assert "\n" not in message
+    assert f"2 deletion vectors for data file {table.built['duplicated']}" in message
+    assert "run `puffin table` to see the finding (table.dv.duplicate)" in message
+    [events] = [t["result"] for t in doc["tables"] if t["table"] == "db.events"]
+    assert current_statistics(rest_catalog, "db.events") == [events["statistics-location"]]
+    assert current_statistics(rest_catalog, "db.dup_dv") == []
+    # the human view: one line per table, then the summary
+    outcome = invoke("stats", "compute", "--catalog", "test", "db", "--commit", "--master",
+                     "local[2]")
+    lines = outcome.output.splitlines()
+    assert lines[0].startswith("db.dup_dv: failed: 2 deletion vectors for data file ")
+    assert lines[1].startswith("db.events: snapshot ") and "fresh, left as it is" in lines[1]
+    assert lines[-1].startswith("2 tables: 0 computed, 1 fresh, 1 failed;")
