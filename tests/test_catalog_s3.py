@@ -156,6 +156,61 @@ def test_spark_built_table_uploaded_and_registered(
             {f: data for f, (_, data) in iceberg.items()}
 
 
+def test_namespace_run_in_the_object_store(s3_catalog: tuple[Any, str, dict[str, str]],
+                                           s3_server: S3Server, spark: Any,
+                                           tmp_path: Path) -> None:
+    """``stats compute --catalog s3cat db``: one broken table among good ones (exit 1, the
+    good ones committed through the catalog, their files in the bucket), the dry run (no
+    Spark, not an object written), and after an append the refresh is incremental for that
+    table and fresh for the other."""
+    from test_stats_batch import run_no_spark
+    from test_stats_namespace import add_tables, current_statistics, orders_rows, statuses
+
+    catalog, bucket, _ = s3_catalog
+    client = s3_server.client()
+
+    def bucket_digest() -> dict[str, str]:
+        listed = client.list_objects_v2(Bucket=bucket, MaxKeys=1000)
+        assert not listed["IsTruncated"]
+        return {o["Key"]: o["ETag"] for o in listed.get("Contents", [])}
+
+    add_tables(catalog, lambda location: client.delete_object(
+        Bucket=bucket, Key=key_of(location, bucket)))
+    outcome = invoke("stats", "compute", "--catalog", "s3cat", "db", "--commit", "--master",
+                     "local[2]", "--json", "-q")
+    assert outcome.exit_code == 1, outcome.output
+    doc = json.loads(outcome.stdout)
+    assert statuses(doc) == {"db.broken": "failed", "db.events": "computed",
+                             "db.orders": "computed"}
+    results = {t["table"]: t["result"] for t in doc["tables"] if t["result"]}
+    for identifier, result in results.items():
+        location = result["statistics-location"]
+        assert current_statistics(catalog, identifier) == [location]
+        assert client.head_object(Bucket=bucket, Key=key_of(location, bucket))[
+            "ContentLength"] == result["file-size"]
+    orders = catalog.load_table("db.orders")
+    base = orders.metadata.current_snapshot_id
+    orders.append(orders_rows(500, 100))
+    before = bucket_digest()
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "s3cat", "db",
+                                            "--dry-run", "--json", cwd=tmp_path)
+    assert (code, err, imported) == (1, "", False)
+    plans = {t["table"]: t["plan"] for t in json.loads(out)["tables"] if t["plan"]}
+    assert {k: p["mode"] for k, p in plans.items()} == {"db.events": "fresh",
+                                                        "db.orders": "incremental"}
+    assert bucket_digest() == before
+    outcome = invoke("stats", "compute", "--catalog", "s3cat", "db", "--commit", "--master",
+                     "local[2]", "--json", "-q")
+    assert outcome.exit_code == 1, outcome.output
+    doc = json.loads(outcome.stdout)
+    assert statuses(doc) == {"db.broken": "failed", "db.events": "fresh",
+                             "db.orders": "computed"}
+    [refreshed] = [t["result"] for t in doc["tables"] if t["table"] == "db.orders"]
+    assert (refreshed["mode"], refreshed["base-snapshot-id"], refreshed["rows-read"]) == \
+        ("incremental", base, 100)
+    assert current_statistics(catalog, "db.orders") == [refreshed["statistics-location"]]
+
+
 def test_executors_in_other_processes_read_the_objects_themselves(
         s3_catalog: tuple[Any, str, dict[str, str]], s3_server: S3Server) -> None:
     """On a local cluster (separate executor JVMs and Python workers) with no AWS variable

@@ -9,6 +9,7 @@ for (:func:`puffin_cli.analysis.catalog.table_names`)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,16 +39,17 @@ def orders_rows(start: int, count: int) -> pa.Table:
                      "shop": pa.array([f"s{i % 11}" for i in range(start, start + count)])})
 
 
-def add_tables(where: Any) -> None:
+def add_tables(where: Any, remove: Callable[[str], None] = lambda location:
+               local_path(location).unlink()) -> None:
     """db.orders (two appends, one task per file) and db.broken (its current manifest list
-    gone) beside the fixture's db.events."""
+    gone: ``remove(location)``) beside the fixture's db.events."""
     orders = where.create_table("db.orders", schema=orders_rows(0, 1).schema,
                                 properties=ONE_TASK_PER_FILE)
     orders.append(orders_rows(0, 300))
     orders.append(orders_rows(300, 200))
     broken = where.create_table("db.broken", schema=orders_rows(0, 1).schema)
     broken.append(orders_rows(0, 100))
-    local_path(broken.current_snapshot().manifest_list).unlink()
+    remove(broken.current_snapshot().manifest_list)
 
 
 def current_statistics(where: Any, identifier: str) -> list[str]:
