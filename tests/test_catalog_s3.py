@@ -263,6 +263,18 @@ def test_readme_catalog_example(tmp_path: Path) -> None:
     assert "  id          1  long                      1,000  exact" in lines, output
     assert "  city        2  string                       37  exact" in lines, output
     assert any(line.startswith("committed as 00002-") for line in lines), output
+    # the dry run plans namespace db before any statistics; the namespace run after the
+    # commit finds them fresh
+    planned = [line for line in lines if line.startswith("db.events: snapshot ")]
+    assert len(planned) == 2, output
+    assert planned[0].endswith("full, reads 1 data file, 1,000 rows of 1 file (no usable "
+                               "statistics of any ancestor); Spark uses: none") or \
+        ": full, reads 1 data file, 1,000 rows of 1 file (" in planned[0], output
+    assert "plan for 1 table: 1 full (1 data file, 1,000 rows); nothing computed, no Spark " \
+        "started" in lines, output
+    assert ": fresh, left as it is (s3://demo/catalog/" in planned[1], output
+    assert any(line.startswith("1 table: 0 computed, 1 fresh, 0 failed; 0 rows read in ")
+               and line.endswith(" (no Spark needed)") for line in lines), output
     assert lines.count("  no findings; 2 manifest file(s) read") == 2, output
     assert lines[-2] == ("1 table of catalog demo; 0 orphan Puffin files (under a table, "
                          "referenced by none of its metadata)"), output
