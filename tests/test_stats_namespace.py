@@ -64,17 +64,24 @@ def statuses(doc: dict[str, Any]) -> dict[str, str]:
     return {t["table"]: t["status"] for t in doc["tables"]}
 
 
+def committed_run(catalog_name: str, *names: str, expected: dict[str, str]) -> dict[str, Any]:
+    """``stats compute --catalog CATALOG_NAME NAMES... --commit --json``, a run in which some
+    table fails (exit 1) and every table has the ``expected`` status: its document."""
+    outcome = invoke("stats", "compute", "--catalog", catalog_name, *names, "--commit",
+                     "--master", "local[2]", "--json", "-q")
+    assert outcome.exit_code == 1, outcome.output
+    doc: dict[str, Any] = json.loads(outcome.stdout)
+    assert statuses(doc) == expected
+    return doc
+
+
 def test_namespace_run_one_broken_then_dry_run_then_incremental(
         catalog: Any, spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
 ) -> None:
     add_tables(catalog)
     monkeypatch.chdir(tmp_path)
-    outcome = invoke("stats", "compute", "--catalog", "test", "db", "--commit", "--master",
-                     "local[2]", "--json", "-q")
-    assert outcome.exit_code == 1, outcome.output
-    doc = json.loads(outcome.stdout)
-    assert statuses(doc) == {"db.broken": "failed", "db.events": "computed",
-                             "db.orders": "computed"}
+    doc = committed_run("test", "db", expected={"db.broken": "failed", "db.events": "computed",
+                                                "db.orders": "computed"})
     assert doc["summary"] == {**doc["summary"], "tables": 3, "computed": 2, "failed": 1,
                               "spark-started": True}
     broken = next(t for t in doc["tables"] if t["table"] == "db.broken")
@@ -118,12 +125,8 @@ def test_namespace_run_one_broken_then_dry_run_then_incremental(
     assert plans["summary"]["spark-started"] is False
     assert tree_digest(warehouse) == before
     # the nightly run again: incremental for the appended table, fresh for the other
-    outcome = invoke("stats", "compute", "--catalog", "test", "--all", "--commit", "--master",
-                     "local[2]", "--json", "-q")
-    assert outcome.exit_code == 1, outcome.output
-    doc = json.loads(outcome.stdout)
-    assert statuses(doc) == {"db.broken": "failed", "db.events": "fresh",
-                             "db.orders": "computed"}
+    doc = committed_run("test", "--all", expected={"db.broken": "failed", "db.events": "fresh",
+                                                   "db.orders": "computed"})
     again = {t["table"]: t["result"] for t in doc["tables"] if t["result"]}
     refreshed = again["db.orders"]
     assert (refreshed["mode"], refreshed["base-snapshot-id"], refreshed["files-read"],
@@ -173,11 +176,7 @@ def test_a_table_whose_deletes_iceberg_cannot_apply_fails_alone(
     metadata = sorted((table.root / "metadata").glob("v*.metadata.json"),
                       key=lambda p: int(p.name[1:].split(".")[0]))[-1]
     rest_catalog.register_table(("db", "dup_dv"), str(metadata))
-    outcome = invoke("stats", "compute", "--catalog", "test", "db", "--commit", "--master",
-                     "local[2]", "--json", "-q")
-    assert outcome.exit_code == 1, outcome.output
-    doc = json.loads(outcome.stdout)
-    assert statuses(doc) == {"db.dup_dv": "failed", "db.events": "computed"}
+    doc = committed_run("test", "db", expected={"db.dup_dv": "failed", "db.events": "computed"})
     [failed] = [t for t in doc["tables"] if t["table"] == "db.dup_dv"]
     assert failed["error"]["code"] == "stats.dv"
     message = failed["error"]["message"]
