@@ -547,13 +547,22 @@ def readme_scripts(heading: str) -> list[str]:
     return re.findall(r"^```sh\n(.*?)^```", section, re.MULTILINE | re.DOTALL)
 
 
+README_PORT = "5055"  # the S3 server's port in the README's examples
+
+
 def run_readme_script(script: str, cwd: Path, env: dict[str, str],
                       timeout: float) -> tuple[str, int]:
-    """Run README ``sh`` code as written, in a process group of its own; then stop what it left
-    running in the background (its S3 server on a fixed port) and wait, at most 10 s, until that
-    is gone, so that the next example can start its own server on the same port."""
+    """Run README ``sh`` code as written, but for the port of its S3 server (a free one, so
+    that another run of the suite on this machine cannot take it away mid-example), in a
+    process group of its own; then stop what it left running in the background and wait, at
+    most 10 s, until that is gone."""
     import signal
     import time
+
+    from s3server import free_port
+
+    assert README_PORT in script
+    script = script.replace(README_PORT, str(free_port()))
 
     process = subprocess.Popen(["bash", "-c", script], cwd=cwd, env=env, text=True,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -573,7 +582,7 @@ def run_readme_script(script: str, cwd: Path, env: dict[str, str],
 
 
 def test_readme_object_store_example(tmp_path: Path) -> None:
-    """The README's "Object stores" example, run as written (its own server on port 5055)
+    """The README's "Object stores" example, run as written (its own server, on a free port)
     from a folder holding the samples, with this checkout's commands on PATH."""
     import shutil
 
