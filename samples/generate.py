@@ -33,6 +33,7 @@ from puffin_cli.analysis.write.plan import (
     theta_blob,
 )
 from puffin_cli.blobs.iceberg_values import IcebergType
+from puffin_cli.storage import FileIO
 
 HERE = Path(__file__).resolve().parent
 SNAPSHOT_ID = 3055729675574597004
@@ -106,7 +107,7 @@ def main(argv: list[str]) -> int:
     out = Path(argv[0]) if argv else HERE
     out.mkdir(parents=True, exist_ok=True)
     for name, plan in PLANS.items():
-        summary = write_plan(plan(), str(out / name), overwrite=True)
+        summary = write_plan(plan(), str(out / name), fileio=FileIO(), overwrite=True)
         print(f"{out / name}: {summary.file_size:,} bytes, {len(summary.blobs)} blobs")
     return 0
 

@@ -193,12 +193,6 @@ def test_no_circle_between_files() -> None:
     assert circles(edges) == []
 
 
-# The write pipeline still reads its inputs with the process's FileIO; to be threaded
-# through (issue 18, part 4). Empty this once it is: any other module fails the test below.
-DEFAULT_IO_USERS = {"puffin_cli.analysis.write.build", "puffin_cli.analysis.write.parquet",
-                    "puffin_cli.analysis.write.spec"}
-
-
 def test_only_the_cli_uses_the_process_wide_fileio() -> None:
     """``--io`` is the CLI's: below it, a FileIO is passed in (a table carries its own), so
     that tables read in one process with different credentials are each read with theirs."""
@@ -211,10 +205,9 @@ def test_only_the_cli_uses_the_process_wide_fileio() -> None:
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
                     "puffin_cli.storage"):
                 used = {a.name for a in node.names} & {"default_io", "configure"}
-                if used and module not in DEFAULT_IO_USERS:
+                if used:
                     wrong.append(f"{module}:{node.lineno} imports {', '.join(sorted(used))}")
-            if isinstance(node, ast.Attribute) and node.attr in ("default_io", "configure") \
-                    and module not in DEFAULT_IO_USERS:
+            if isinstance(node, ast.Attribute) and node.attr in ("default_io", "configure"):
                 wrong.append(f"{module}:{node.lineno} uses {node.attr}")
     assert wrong == []
 

@@ -44,9 +44,11 @@ from puffin_cli.blobs.deletion_vector import decode_deletion_vector, iter_ranges
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
+from puffin_cli.storage import FileIO
 
 REPO = Path(__file__).resolve().parents[1]
 MAX_THETA = 2**63 - 1
+IO = FileIO()  # the environment's configuration, as the CLI without --io
 
 
 def reference_sketch(serialized: list[bytes]) -> tuple[int, list[int]]:
@@ -109,7 +111,7 @@ def test_iceberg_java_dvs_rebuilt_from_positions_are_byte_identical(tmp_path: Pa
                 "positions": [list(r) for r in iter_ranges(dv)]}})
     spec = write_spec(tmp_path, {"properties": {"created-by": created_by}, "blobs": blobs})
     out = tmp_path / "out.puffin"
-    write_plan(load_spec(spec), str(out))
+    write_plan(load_spec(spec, fileio=IO), str(out), fileio=IO)
     assert out.read_bytes() == source.read_bytes()
 
 
@@ -125,7 +127,7 @@ def test_spec_defaults_are_iceberg_javas(tmp_path: Path) -> None:
         {"type": "x-v1", "fields": [1, 2], "payload": {"file": "blob.bin"}},
     ]})
     out = tmp_path / "out.puffin"
-    summary = write_plan(load_spec(spec), str(out))
+    summary = write_plan(load_spec(spec, fileio=IO), str(out), fileio=IO)
     (theta, theta_data), (dv, _), (raw, raw_data) = blobs_of(out)
     assert (theta.type, theta.fields, theta.snapshot_id, theta.sequence_number) == \
         ("apache-datasketches-theta-v1", (7,), -1, -1)
@@ -153,11 +155,11 @@ def test_spec_file_settings_and_inline_payloads(tmp_path: Path) -> None:
             {"type": "u", "fields": [3], "payload": {"text": "héllo"}},
         ]})
     out = tmp_path / "out.puffin"
-    plan = load_spec(spec)
+    plan = load_spec(spec, fileio=IO)
     assert plan.warnings() == [
         "the footer is LZ4-compressed: " + JAVA_CANNOT_READ_LZ4,
         "blob 0 is LZ4-compressed: " + JAVA_CANNOT_READ_LZ4]
-    summary = write_plan(plan, str(out))
+    summary = write_plan(plan, str(out), fileio=IO)
     assert summary.footer_compressed
     with PuffinReader(out) as reader:
         assert reader.footer.compressed
@@ -176,9 +178,9 @@ def test_compress_option_applies_to_blobs_that_name_none(tmp_path: Path) -> None
         {"type": "t", "fields": [1], "payload": {"text": "x"}},
         {"dv": {"referenced-data-file": "f", "positions": [1]}},
     ]})
-    plan = load_spec(spec, compress="none")
+    plan = load_spec(spec, compress="none", fileio=IO)
     assert [b.codec for b in plan.blobs] == [None, "zstd", None, None]
-    plan = load_spec(spec, compress="lz4")
+    plan = load_spec(spec, compress="lz4", fileio=IO)
     assert [b.codec for b in plan.blobs] == ["lz4", "zstd", "lz4", None]
 
 
@@ -239,7 +241,7 @@ def test_compress_option_applies_to_blobs_that_name_none(tmp_path: Path) -> None
 def test_spec_errors_name_the_place(tmp_path: Path, spec: Any, message: str) -> None:
     path = write_spec(tmp_path, spec)
     with pytest.raises(PuffinError) as caught:
-        load_spec(path)
+        load_spec(path, fileio=IO)
     assert caught.value.path == path
     assert caught.value.message == message.format(dir=tmp_path)
     assert caught.value.code == "spec.invalid"
@@ -249,7 +251,7 @@ def test_spec_not_json(tmp_path: Path) -> None:
     path = tmp_path / "spec.json"
     path.write_text('{"blobs": [}')
     with pytest.raises(PuffinError) as caught:
-        load_spec(str(path))
+        load_spec(str(path), fileio=IO)
     assert str(caught.value) == (f"{path}: spec is not valid JSON: Expecting value at line 1 "
                                  "column 12")
 
@@ -259,7 +261,7 @@ def test_computed_property_cannot_be_set(tmp_path: Path) -> None:
         {"theta": {"iceberg-type": "long", "values": [1]}, "fields": [1],
          "properties": {"ndv": "5"}}]})
     with pytest.raises(PuffinError) as caught:
-        write_plan(load_spec(spec), str(tmp_path / "out.puffin"))
+        write_plan(load_spec(spec, fileio=IO), str(tmp_path / "out.puffin"), fileio=IO)
     assert caught.value.message == ("blob 0: property 'ndv' is computed from the data; do not "
                                     "set it")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.json"]
@@ -278,7 +280,7 @@ def test_values_file_and_inline_values_agree_with_the_reference(tmp_path: Path) 
         {"theta": {"iceberg-type": "string", "values": values}, "fields": [1],
          "compression": "none"}]})
     out = tmp_path / "out.puffin"
-    write_plan(load_spec(spec), str(out))
+    write_plan(load_spec(spec, fileio=IO), str(out), fileio=IO)
     (meta, from_file), (_, inline) = blobs_of(out)
     assert from_file == inline
     theta, hashes = sketch_of(from_file)
@@ -294,7 +296,7 @@ def test_values_file_error_names_file_and_line(tmp_path: Path) -> None:
     spec = write_spec(tmp_path, {"blobs": [
         {"theta": {"iceberg-type": "date", "values-file": "v.txt"}, "fields": [1]}]})
     with pytest.raises(PuffinError) as caught:
-        write_plan(load_spec(spec), str(tmp_path / "out.puffin"))
+        write_plan(load_spec(spec, fileio=IO), str(tmp_path / "out.puffin"), fileio=IO)
     assert str(caught.value) == (f"{tmp_path}/v.txt: line 2: '2024-02-30' is not a valid date: "
                                  "day must be 01 to 29")
     assert not (tmp_path / "out.puffin").exists()
@@ -308,7 +310,7 @@ def test_uuid_as_string_hashes_the_text(tmp_path: Path) -> None:
                                    uuid_as_string=as_text), 1, codec=None)
         for as_text in (False, True)))
     out = tmp_path / "out.puffin"
-    write_plan(plan, str(out))
+    write_plan(plan, str(out), fileio=IO)
     (_, as_bytes), (_, as_text) = blobs_of(out)
     assert sketch_of(as_bytes) == reference_sketch([u.bytes for u in ids])
     assert sketch_of(as_text) == reference_sketch([str(u).encode() for u in ids])
@@ -352,11 +354,11 @@ def test_parquet_types_timestamps_and_decimals_read_from_parquet(tmp_path: Path)
                      schema=pa.schema([_field("ts", pa.timestamp("us", tz="UTC"), 4),
                                        _field("price", pa.decimal128(7, 2), 5)]))
     pq.write_table(table, tmp_path / "a.parquet")
-    blobs = parquet_theta_blobs([str(tmp_path / "a.parquet")])
+    blobs = parquet_theta_blobs([str(tmp_path / "a.parquet")], fileio=IO)
     assert [(b.fields, str(b.source.iceberg_type)) for b in blobs  # type: ignore[union-attr]
             ] == [((4,), "timestamptz"), ((5,), "decimal(7,2)")]
     out = tmp_path / "out.puffin"
-    write_plan(WritePlan(tuple(blobs)), str(out))
+    write_plan(WritePlan(tuple(blobs)), str(out), fileio=IO)
     (_, ts_data), (_, price_data) = blobs_of(out)
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
     micros = [(t - epoch) // dt.timedelta(microseconds=1) for t in ts]
@@ -379,11 +381,12 @@ def test_parquet_many_files_batches_and_estimation_mode(tmp_path: Path,
                           pa.array([None if x is None else x % 300 for x in ids], pa.int32())],
                          schema=schema)
         pq.write_table(table, tmp_path / f"part-{i}.parquet", row_group_size=2500)
-    files = expand_paths(["part-*.parquet"], str(tmp_path))
+    files = expand_paths(["part-*.parquet"], str(tmp_path), fileio=IO)
     assert [Path(f).name for f in files] == ["part-0.parquet", "part-1.parquet",
                                              "part-2.parquet"]
     out = tmp_path / "out.puffin"
-    summary = write_plan(WritePlan(tuple(parquet_theta_blobs(files))), str(out))
+    summary = write_plan(WritePlan(tuple(parquet_theta_blobs(files, fileio=IO))), str(out),
+                         fileio=IO)
     (_, ids_data), (_, v_data) = blobs_of(out)
     theta, hashes = sketch_of(ids_data)
     assert theta < MAX_THETA and len(hashes) == 4096
@@ -404,8 +407,8 @@ def test_parquet_sketch_is_icebergs_one_task_alpha_sketch(tmp_path: Path,
         pq.write_table(pa.table([pa.array(values[i * 7000:(i + 1) * 7000], pa.int64())],
                                 schema=schema), tmp_path / f"part-{i}.parquet")
     out = tmp_path / "out.puffin"
-    write_plan(WritePlan(tuple(parquet_theta_blobs(
-        expand_paths(["part-*.parquet"], str(tmp_path))))), str(out))
+    files = expand_paths(["part-*.parquet"], str(tmp_path), fileio=IO)
+    write_plan(WritePlan(tuple(parquet_theta_blobs(files, fileio=IO))), str(out), fileio=IO)
     serialized = [struct.pack("<q", x) for x in values]
     expected = reference_alpha_sketch(serialized)
     assert expected != reference_sketch(serialized)
@@ -422,12 +425,12 @@ def test_parquet_schema_evolution_by_field_id(tmp_path: Path) -> None:
     pq.write_table(new, tmp_path / "b.parquet")
     files = [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
     with pytest.raises(PuffinError) as caught:
-        parquet_theta_blobs(files, columns=["note"])
+        parquet_theta_blobs(files, columns=["note"], fileio=IO)
     assert caught.value.message == (f"no column 'note' in {files[0]} (columns: qty)")
-    (blob,) = parquet_theta_blobs(files)
+    (blob,) = parquet_theta_blobs(files, fileio=IO)
     assert str(blob.source.iceberg_type) == "long"  # type: ignore[union-attr]
     out = tmp_path / "out.puffin"
-    write_plan(WritePlan((blob,)), str(out))
+    write_plan(WritePlan((blob,)), str(out), fileio=IO)
     ((_, data),) = blobs_of(out)
     assert sketch_of(data) == reference_sketch([struct.pack("<q", x) for x in (1, 2, 3, 4)])
 
@@ -437,19 +440,19 @@ def test_parquet_field_ids(tmp_path: Path) -> None:
     pq.write_table(table, tmp_path / "plain.parquet")
     files = [str(tmp_path / "plain.parquet")]
     with pytest.raises(PuffinError) as caught:
-        parquet_theta_blobs(files)
+        parquet_theta_blobs(files, fileio=IO)
     assert caught.value.message == (
         f"column 'a' in {files[0]} has no field ID in its Parquet schema (PARQUET:field_id), "
         "as files not written by Iceberg usually have: name the Iceberg table they belong to "
         "with --table PATH (field IDs by column name from its schema), or give --field-id a=ID "
         "(repeatable) for each such column")
-    assert [b.fields for b in parquet_theta_blobs(files, table_ids={"a": 7, "b": 8})] == \
-        [(7,), (8,)]
+    assert [b.fields for b in parquet_theta_blobs(files, table_ids={"a": 7, "b": 8},
+                                                  fileio=IO)] == [(7,), (8,)]
     with pytest.raises(PuffinError) as caught:
-        parquet_theta_blobs(files, columns=["b"], field_ids={"a": 1})
+        parquet_theta_blobs(files, columns=["b"], field_ids={"a": 1}, fileio=IO)
     assert caught.value.message == ("--field-id a=...: no column 'a' is sketched (columns: b)")
     blobs = parquet_theta_blobs(files, field_ids={"a": 10, "b": 11}, snapshot_id=5,
-                                sequence_number=6, codec=None)
+                                sequence_number=6, codec=None, fileio=IO)
     assert [(b.fields, b.snapshot_id, b.sequence_number, b.codec) for b in blobs] == \
         [((10,), 5, 6, None), ((11,), 5, 6, None)]
 
@@ -458,21 +461,21 @@ def test_parquet_column_without_iceberg_type(tmp_path: Path) -> None:
     table = pa.table({"tags": pa.array([[1], [2]])})
     pq.write_table(table, tmp_path / "n.parquet")
     with pytest.raises(PuffinError) as caught:
-        parquet_theta_blobs([str(tmp_path / "n.parquet")], columns=["tags"])
+        parquet_theta_blobs([str(tmp_path / "n.parquet")], columns=["tags"], fileio=IO)
     assert caught.value.message == (f"column 'tags' in {tmp_path}/n.parquet is list<element: "
                                     "int64>, which has no Iceberg primitive type to sketch")
     with pytest.raises(PuffinError) as caught:
-        parquet_theta_blobs([str(tmp_path / "n.parquet")])
+        parquet_theta_blobs([str(tmp_path / "n.parquet")], fileio=IO)
     assert caught.value.message == (f"{tmp_path}/n.parquet has no top-level column of a "
                                     "primitive type to sketch")
 
 
 def test_parquet_missing_files(tmp_path: Path) -> None:
     with pytest.raises(PuffinError) as caught:
-        expand_paths(["*.parquet"], str(tmp_path))
+        expand_paths(["*.parquet"], str(tmp_path), fileio=IO)
     assert caught.value.message == "*.parquet: no file matches this pattern"
     with pytest.raises(PuffinError) as caught:
-        expand_paths(["x.parquet"], str(tmp_path))
+        expand_paths(["x.parquet"], str(tmp_path), fileio=IO)
     assert caught.value.message == f"{tmp_path}/x.parquet: no such file"
 
 
@@ -517,7 +520,8 @@ def test_parquet_values_match_values_file_for_every_type(tmp_path: Path) -> None
                       "fields": [i + 1]})
     blobs.append({"theta": {"parquet": "t.parquet"}})
     out = tmp_path / "out.puffin"
-    write_plan(load_spec(write_spec(tmp_path, {"blobs": blobs})), str(out))
+    write_plan(load_spec(write_spec(tmp_path, {"blobs": blobs}), fileio=IO), str(out),
+               fileio=IO)
     written = blobs_of(out)
     from_files, from_parquet = written[:len(columns)], written[len(columns):]
     assert [m.fields for m, _ in from_parquet] == [m.fields for m, _ in from_files]
@@ -535,7 +539,7 @@ def test_dv_from_ranges_and_positions_files(tmp_path: Path) -> None:
     source = DvFromPositions("data.parquet", ((2**40, 2**40 + 9), (2, 2)),
                              (str(tmp_path / "a.txt"), str(tmp_path / "b.txt")))
     out = tmp_path / "out.puffin"
-    summary = write_plan(WritePlan((dv_blob(source),)), str(out))
+    summary = write_plan(WritePlan((dv_blob(source),)), str(out), fileio=IO)
     ((meta, data),) = blobs_of(out)
     dv = decode_deletion_vector(data)
     expected = {2, 7, *range(1000, 2000), *range(5, 100_000, 3), *range(2**40, 2**40 + 10)}
@@ -549,7 +553,7 @@ def test_dv_without_positions_is_refused(tmp_path: Path) -> None:
     (tmp_path / "empty.txt").write_text("\n")
     source = DvFromPositions("f.parquet", (), (str(tmp_path / "empty.txt"),))
     with pytest.raises(PuffinError) as caught:
-        write_plan(WritePlan((dv_blob(source),)), str(tmp_path / "out.puffin"))
+        write_plan(WritePlan((dv_blob(source),)), str(tmp_path / "out.puffin"), fileio=IO)
     assert caught.value.message == "blob 0: deletion vector for f.parquet has no positions"
 
 
@@ -557,7 +561,7 @@ def test_positions_file_error_names_file_and_line(tmp_path: Path) -> None:
     (tmp_path / "p.txt").write_text("1\n2-x\n")
     source = DvFromPositions("f.parquet", (), (str(tmp_path / "p.txt"),))
     with pytest.raises(PuffinError) as caught:
-        write_plan(WritePlan((dv_blob(source),)), str(tmp_path / "out.puffin"))
+        write_plan(WritePlan((dv_blob(source),)), str(tmp_path / "out.puffin"), fileio=IO)
     assert str(caught.value) == f"{tmp_path}/p.txt: line 2: '2-x' is not a position or a " \
         "range START-END"
 
@@ -571,7 +575,7 @@ def test_copy_keeps_stored_bytes_and_metadata(tmp_path: Path) -> None:
     spec = write_spec(tmp_path, {"blobs": [{"copy": {"file": str(source), "index": i}}
                                            for i in (5, 1, 4)]})
     out = tmp_path / "out.puffin"
-    summary = write_plan(load_spec(spec), str(out))
+    summary = write_plan(load_spec(spec, fileio=IO), str(out), fileio=IO)
     with PuffinReader(source) as original, PuffinReader(out) as copy:
         for index, (i, meta) in enumerate(zip((5, 1, 4), copy.metadata.blobs, strict=True)):
             was = original.metadata.blobs[i]
@@ -587,7 +591,7 @@ def test_copy_of_a_missing_blob(tmp_path: Path) -> None:
     source = SAMPLES / "public" / "empty-puffin-uncompressed.bin"
     spec = write_spec(tmp_path, {"blobs": [{"copy": {"file": str(source), "index": 0}}]})
     with pytest.raises(PuffinError) as caught:
-        write_plan(load_spec(spec), str(tmp_path / "out.puffin"))
+        write_plan(load_spec(spec, fileio=IO), str(tmp_path / "out.puffin"), fileio=IO)
     assert str(caught.value) == f"{source}: no blob 0: the file has 0 blobs"
 
 
@@ -595,10 +599,10 @@ def test_existing_output_needs_overwrite(tmp_path: Path) -> None:
     out = tmp_path / "out.puffin"
     out.write_bytes(b"keep")
     with pytest.raises(PuffinError) as caught:
-        write_plan(WritePlan(), str(out))
+        write_plan(WritePlan(), str(out), fileio=IO)
     assert str(caught.value) == f"{out}: exists; use --force to overwrite it"
     assert out.read_bytes() == b"keep"
-    write_plan(WritePlan(), str(out), overwrite=True)
+    write_plan(WritePlan(), str(out), overwrite=True, fileio=IO)
     assert out.read_bytes()[:4] == b"PFA1"
 
 
@@ -642,9 +646,9 @@ def test_parquet_uuid_as_string(tmp_path: Path) -> None:
     pq.write_table(pa.table([pa.array([u.bytes for u in ids], pa.uuid())], schema=schema),
                    tmp_path / "u.parquet")
     files = [str(tmp_path / "u.parquet")]
-    plan = WritePlan((*parquet_theta_blobs(files, codec=None),
-                      *parquet_theta_blobs(files, uuid_as_string=True, codec=None)))
-    write_plan(plan, str(tmp_path / "out.puffin"))
+    plan = WritePlan((*parquet_theta_blobs(files, codec=None, fileio=IO),
+                      *parquet_theta_blobs(files, uuid_as_string=True, codec=None, fileio=IO)))
+    write_plan(plan, str(tmp_path / "out.puffin"), fileio=IO)
     (_, as_bytes), (_, as_text) = blobs_of(tmp_path / "out.puffin")
     assert sketch_of(as_bytes) == reference_sketch([u.bytes for u in ids])
     assert sketch_of(as_text) == reference_sketch([str(u).encode() for u in ids])

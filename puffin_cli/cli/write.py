@@ -44,6 +44,7 @@ from puffin_cli.errors import PuffinError
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.paimon_blob import SUFFIX as PAIMON_SUFFIX
 from puffin_cli.format.spec import CREATED_BY
+from puffin_cli.storage import FileIO, default_io
 
 _ORDER_KEY = "puffin.write.order"
 # Options whose relative order on the command line matters (which --dv a --positions
@@ -114,7 +115,7 @@ def _events(ctx: click.Context, params: dict[str, Any]) -> list[tuple[str, str]]
 
 
 def _table_ids(table: str | None, snapshot_id: int | None, sequence_number: int | None,
-               theta_ids: dict[str, int], files: Sequence[str]
+               theta_ids: dict[str, int], files: Sequence[str], fileio: FileIO
                ) -> tuple[dict[str, int] | None, dict[str, int]]:
     """Field IDs by column name from ``table``'s schema (of --snapshot, else of its current
     snapshot), and the snapshot-id and sequence-number of the --from-parquet blobs: the
@@ -123,9 +124,8 @@ def _table_ids(table: str | None, snapshot_id: int | None, sequence_number: int 
     if table is None:
         return None, theta_ids
     from puffin_cli.analysis.table.loading import Table
-    from puffin_cli.storage import default_io
 
-    loaded = Table.load(table, fileio=default_io())
+    loaded = Table.load(table, fileio=fileio)
     claimed = snapshot_id != NO_SNAPSHOT
     snapshot = loaded.snapshot(snapshot_id if claimed else None)
     ids = loaded.field_names(None if snapshot is None else snapshot.snapshot_id).ids()
@@ -312,9 +312,11 @@ def write(ctx: click.Context, /, target: str | None, output: str | None, spec_pa
         raise _usage(f"--entry and --entries-from write Paimon BLOB files: name OUTPUT "
                      f"*.blob or add --paimon ({output} is written as a Puffin file)")
 
+    fileio = default_io()
     plan = WritePlan()
     if spec_path is not None:
-        plan = load_spec(spec_path, compress=compress, uuid_as_string=uuid_as_string)
+        plan = load_spec(spec_path, fileio=fileio, compress=compress,
+                         uuid_as_string=uuid_as_string)
     theta_codec = DEFAULT_THETA_CODEC if compress is None else parse_codec(compress, "--compress")
     theta_ids = {"snapshot_id": -1 if snapshot_id is None else snapshot_id,
                  "sequence_number": -1 if sequence_number is None else sequence_number}
@@ -355,12 +357,12 @@ def write(ctx: click.Context, /, target: str | None, output: str | None, spec_pa
             if field_id is None:
                 raise _usage(f"--field-id {text!r}: the ID must be an integer")
             field_ids[key] = field_id
-        files = expand_paths(shortcuts["from_parquet"])
+        files = expand_paths(shortcuts["from_parquet"], fileio=fileio)
         wanted = None if columns is None else [c.strip() for c in columns.split(",") if c]
         table_ids, parquet_ids = _table_ids(table, snapshot_id, sequence_number, theta_ids,
-                                            files)
+                                            files, fileio)
         blobs[parquet_at:parquet_at] = parquet_theta_blobs(
-            files, columns=wanted, field_ids=field_ids, table_ids=table_ids,
+            files, fileio=fileio, columns=wanted, field_ids=field_ids, table_ids=table_ids,
             uuid_as_string=uuid_as_string, codec=theta_codec, **parquet_ids)
     elif columns is not None or field_id_options or table is not None:
         raise _usage("--columns, --field-id and --table go with --from-parquet")
@@ -379,7 +381,8 @@ def write(ctx: click.Context, /, target: str | None, output: str | None, spec_pa
                      else parse_codec(footer_compression, "--footer-compression"))
     for warning in plan.warnings():
         click.echo(f"puffin: warning: {warning}", err=True)
-    summary = write_plan(plan, output, overwrite=force, max_blob_size=max_blob_size)
+    summary = write_plan(plan, output, fileio=fileio, overwrite=force,
+                         max_blob_size=max_blob_size)
     for warning in summary.warnings[len(plan.warnings()):]:
         click.echo(f"puffin: warning: {warning}", err=True)
     if as_json:

@@ -44,7 +44,7 @@ from puffin_cli.format.spec import (
     NDV_PROPERTY,
 )
 from puffin_cli.format.writer import PuffinWriter
-from puffin_cli.storage import default_io
+from puffin_cli.storage import FileIO
 
 if TYPE_CHECKING:
     import numpy as np
@@ -100,11 +100,11 @@ VALUES_CHUNK = 1 << 16  # lines of a values file parsed and hashed at a time
 MAX_VALUE_LINE = 16 << 20
 
 
-def _values_file_chunks(path: str) -> Iterator[tuple[int, list[str]]]:
+def _values_file_chunks(path: str, fileio: FileIO) -> Iterator[tuple[int, list[str]]]:
     """(number of the first line, lines) of a values file, :data:`VALUES_CHUNK` lines at a
     time, read as a stream (pipes and ``<(…)`` work); a line longer than
     :data:`MAX_VALUE_LINE` characters is an error."""
-    with default_io().open_stream(path) as raw:
+    with fileio.open_stream(path) as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
         first = 1
         while True:
@@ -123,7 +123,7 @@ def _values_file_chunks(path: str) -> Iterator[tuple[int, list[str]]]:
             first += len(lines)
 
 
-def theta_from_values(source: ThetaFromValues) -> CompactTheta:
+def theta_from_values(source: ThetaFromValues, *, fileio: FileIO) -> CompactTheta:
     """Iceberg's sketch of the values as one Spark partition, in order: an Alpha sketch fed
     in order, then the union's trim (a values file is read and hashed in chunks, so memory
     stays bounded)."""
@@ -136,7 +136,7 @@ def theta_from_values(source: ThetaFromValues) -> CompactTheta:
     else:
         assert source.values_file is not None
         try:
-            for first, lines in _values_file_chunks(source.values_file):
+            for first, lines in _values_file_chunks(source.values_file, fileio):
                 values = parse_values(source.iceberg_type, lines, first)
                 sketch.update(_theta_hashes(source.iceberg_type, values,
                                             source.uuid_as_string))
@@ -150,7 +150,8 @@ def theta_from_values(source: ThetaFromValues) -> CompactTheta:
     return union.result()
 
 
-def dv_bitmap(source: DvFromPositions, max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> Any:
+def dv_bitmap(source: DvFromPositions, *, fileio: FileIO,
+              max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> Any:
     """The ``pyroaring.BitMap64`` of a DV source: ranges added as ranges, files streamed;
     ``max_blob_size`` bounds the blocks of positions each may hold."""
     from puffin_cli.blobs.deletion_vector import bitmap_from_positions_file, bitmap_from_ranges
@@ -158,7 +159,7 @@ def dv_bitmap(source: DvFromPositions, max_blob_size: int = DEFAULT_MAX_BLOB_SIZ
     bitmap = bitmap_from_ranges(source.ranges, max_blob_size)
     for path in source.positions_files:
         try:
-            with default_io().open_stream(path) as lines:
+            with fileio.open_stream(path) as lines:
                 bitmap |= bitmap_from_positions_file(lines, max_blob_size=max_blob_size)
         except PuffinError as exc:
             raise exc.with_path(path) from None
@@ -168,21 +169,21 @@ def dv_bitmap(source: DvFromPositions, max_blob_size: int = DEFAULT_MAX_BLOB_SIZ
     return bitmap
 
 
-def build_blob(spec: BlobSpec, where: str = "blob",
+def build_blob(spec: BlobSpec, where: str = "blob", *, fileio: FileIO,
                max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> BuiltBlob:
     """Read one blob's source and make its bytes and final properties; ``max_blob_size``
     (``--max-blob-size``) bounds what any source may hold in memory."""
     source = spec.source
     if isinstance(source, CopiedBlob):
         with PuffinReader(source.path, max_blob_size=max_blob_size,
-                          fileio=default_io()) as reader:
+                          fileio=fileio) as reader:
             meta = reader.blob(source.index)
             stored = reader.read_raw(meta)
         return BuiltBlob(meta.type, meta.fields, meta.snapshot_id, meta.sequence_number,
                          dict(meta.properties), meta.compression_codec, stored, True, "copy")
     if isinstance(source, RawPayload):
         if source.path is not None:
-            data = default_io().read_all(source.path, max_blob_size)
+            data = fileio.read_all(source.path, max_blob_size)
         else:
             assert source.data is not None
             data = source.data
@@ -191,7 +192,7 @@ def build_blob(spec: BlobSpec, where: str = "blob",
     if isinstance(source, DvFromPositions):
         from puffin_cli.blobs.deletion_vector import dv_blob_properties, encode_deletion_vector
 
-        bitmap = dv_bitmap(source, max_blob_size)
+        bitmap = dv_bitmap(source, fileio=fileio, max_blob_size=max_blob_size)
         if not len(bitmap):
             raise spec_error(f"{where}: deletion vector for {source.referenced_data_file} has "
                              "no positions", code="spec.dv.empty")
@@ -200,9 +201,9 @@ def build_blob(spec: BlobSpec, where: str = "blob",
         return BuiltBlob(spec.type, spec.fields, spec.snapshot_id, spec.sequence_number,
                          properties, None, encode_deletion_vector(bitmap), False, "dv")
     if isinstance(source, ThetaFromValues):
-        sketch, kind = theta_from_values(source), "theta"
+        sketch, kind = theta_from_values(source, fileio=fileio), "theta"
     else:
-        sketch, kind = theta_from_parquet(source), "parquet"
+        sketch, kind = theta_from_parquet(source, fileio=fileio), "parquet"
     properties = _with_computed(spec.properties, {NDV_PROPERTY: str(sketch.ndv)}, where)
     return BuiltBlob(spec.type, spec.fields, spec.snapshot_id, spec.sequence_number,
                      properties, spec.codec, sketch.to_bytes(), False, kind)
@@ -213,16 +214,18 @@ def _int_property(properties: Mapping[str, str], key: str) -> int | None:
     return None if value is None else decimal_int(value)
 
 
-def write_plan(plan: WritePlan, output: str, *, overwrite: bool = False,
+def write_plan(plan: WritePlan, output: str, *, fileio: FileIO, overwrite: bool = False,
                max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> WriteSummary:
     """Build every blob in order, streaming each into ``output`` (atomically: temp file and
-    rename; an existing ``output`` is replaced only with ``overwrite``)."""
+    rename; an existing ``output`` is replaced only with ``overwrite``), every source read and
+    ``output`` written with ``fileio``."""
     written: list[WrittenBlob] = []
     with PuffinWriter(output, properties=plan.properties, created_by=plan.created_by,
                       compress_footer=plan.footer_compression == CODEC_LZ4,
-                      overwrite=overwrite, fileio=default_io()) as writer:
+                      overwrite=overwrite, fileio=fileio) as writer:
         for index, spec in enumerate(plan.blobs):
-            built = build_blob(spec, f"blob {index}", max_blob_size)
+            built = build_blob(spec, f"blob {index}", fileio=fileio,
+                               max_blob_size=max_blob_size)
             add = writer.add_stored_blob if built.stored else writer.add_blob
             meta = add(built.type, built.data, fields=built.fields,
                        snapshot_id=built.snapshot_id, sequence_number=built.sequence_number,

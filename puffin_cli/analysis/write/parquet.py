@@ -19,7 +19,7 @@ from puffin_cli.analysis.write.plan import (
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.numbers import decimal_int
-from puffin_cli.storage import default_io, has_magic, is_remote, local_path, scheme_of
+from puffin_cli.storage import FileIO, has_magic, is_remote, local_path, scheme_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,11 +52,11 @@ def relative_to(base_dir: str, name: str) -> str:
     return os.path.join(base_dir, name)
 
 
-def expand_paths(patterns: Sequence[str], base_dir: str = "") -> tuple[str, ...]:
+def expand_paths(patterns: Sequence[str], base_dir: str = "", *, fileio: FileIO
+                 ) -> tuple[str, ...]:
     """Paths and globs (relative ones against ``base_dir``), each glob sorted, in order and
     without repeats; a glob that matches nothing or a missing file is an error."""
     out: list[str] = []
-    fileio = default_io()
     for pattern in patterns:
         full = relative_to(base_dir, pattern)
         if has_magic(full):
@@ -172,11 +172,11 @@ def _field_id(arrow_field: pa.Field) -> int | None:
     return None if raw is None else decimal_int(raw.strip().decode("ascii", "replace"), signed=True)
 
 
-def _arrow_schema(path: str) -> pa.Schema:
+def _arrow_schema(path: str, fileio: FileIO) -> pa.Schema:
     import pyarrow.parquet as pq
 
     try:
-        with default_io().open_reader(path) as handle:
+        with fileio.open_reader(path) as handle:
             return pq.read_schema(handle)
     except (OSError, ValueError) as exc:
         raise PuffinError(f"cannot read the Parquet schema: {exc}", code="parquet.read",
@@ -198,7 +198,8 @@ def _widen(a: IcebergType, b: IcebergType, column: str) -> IcebergType:
                      code="spec.parquet.type")
 
 
-def parquet_theta_blobs(files: Sequence[str], *, columns: Sequence[str] | None = None,
+def parquet_theta_blobs(files: Sequence[str], *, fileio: FileIO,
+                        columns: Sequence[str] | None = None,
                         field_ids: Mapping[str, int] | None = None,
                         table_ids: Mapping[str, int] | None = None,
                         uuid_as_string: bool = False, snapshot_id: int = -1,
@@ -209,12 +210,12 @@ def parquet_theta_blobs(files: Sequence[str], *, columns: Sequence[str] | None =
 
     Field IDs come from ``field_ids`` (by column name) first, else from the Parquet schema's
     field-id metadata, else from ``table_ids`` (an Iceberg table's schema, by column name).
-    Only schemas are read here.
+    Only schemas are read here, with ``fileio``.
     """
     if not files:
         raise spec_error("no Parquet file given", code="spec.parquet.missing")
     field_ids = dict(field_ids or {})
-    schemas = [_arrow_schema(path) for path in files]
+    schemas = [_arrow_schema(path, fileio) for path in files]
     first = schemas[0]
     if columns is None:
         names = [f.name for f in first if iceberg_type_of(f.type) is not None]
@@ -278,11 +279,12 @@ def _find_column(schema: pa.Schema, name: str, field_id: int | None) -> pa.Field
     return schema.field(name) if name in schema.names else None
 
 
-def _parquet_batches(path: str, source: ThetaFromParquet) -> Iterator[pa.Array]:
+def _parquet_batches(path: str, source: ThetaFromParquet, fileio: FileIO
+                     ) -> Iterator[pa.Array]:
     import pyarrow.parquet as pq
 
     try:
-        parquet = pq.ParquetFile(default_io().open_reader(path))
+        parquet = pq.ParquetFile(fileio.open_reader(path))
         found = _find_column(parquet.schema_arrow, source.column, source.field_id)
         if found is None:
             return
@@ -293,7 +295,7 @@ def _parquet_batches(path: str, source: ThetaFromParquet) -> Iterator[pa.Array]:
                           path=path) from None
 
 
-def theta_from_parquet(source: ThetaFromParquet) -> CompactTheta:
+def theta_from_parquet(source: ThetaFromParquet, *, fileio: FileIO) -> CompactTheta:
     """The sketch of one column over every file, as Iceberg builds it when it reads these files
     as one Spark task in this order (a table whose data fits one split): an Alpha sketch fed
     row by row, then the union's trim. Hashed batch by batch, so memory stays bounded."""
@@ -304,7 +306,7 @@ def theta_from_parquet(source: ThetaFromParquet) -> CompactTheta:
 
     sketch = AlphaSketch()
     for path in source.files:
-        for chunk in _parquet_batches(path, source):
+        for chunk in _parquet_batches(path, source, fileio):
             rows = len(chunk)
             serialized = serialize_column(source.iceberg_type, chunk, rows,
                                           source.uuid_as_string)

@@ -37,7 +37,7 @@ from puffin_cli.format.spec import (
     ROW_POSITION_FIELD_ID,
     THETA_BLOB_TYPE,
 )
-from puffin_cli.storage import default_io
+from puffin_cli.storage import FileIO
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,8 +56,9 @@ class _Spec:
     """Walks a spec document; every error names the spec file and where in it."""
 
     def __init__(self, path: str, base_dir: str, compress: str | None,
-                 uuid_as_string: bool) -> None:
+                 uuid_as_string: bool, fileio: FileIO) -> None:
         self.path = path
+        self.fileio = fileio  # the files the spec names are checked and read with it
         self.base_dir = base_dir
         self.compress = compress  # --compress as given (zstd, lz4, none), None when not given
         self.uuid_as_string = uuid_as_string  # --uuid-hash text (the default) or bytes
@@ -114,7 +115,7 @@ class _Spec:
 
     def file(self, value: Any, where: str) -> str:
         path = relative_to(self.base_dir, self.string(value, where))
-        found = default_io().stat(path)
+        found = self.fileio.stat(path)
         if found is None or found.kind == "dir":
             raise self.fail(where, f"{path}: no such file")
         return path
@@ -252,7 +253,7 @@ class _Spec:
         if not isinstance(patterns, list) or not patterns:
             raise self.fail(f"{inner}.parquet", "expected a path or glob, or a list of them")
         files = expand_paths([self.string(p, f"{inner}.parquet") for p in patterns],
-                             self.base_dir)
+                             self.base_dir, fileio=self.fileio)
         columns: list[str] | None = None
         if "column" in spec and "columns" in spec:
             raise self.fail(inner, "give 'column' or 'columns', not both")
@@ -274,8 +275,9 @@ class _Spec:
             field_ids.update({k: self.integer(v, f"{inner}.field-ids.{k}", -(2**31), 2**31 - 1)
                               for k, v in ids.items()})
         try:
-            blobs = parquet_theta_blobs(files, columns=columns, field_ids=field_ids,
-                                        uuid_as_string=uuid_as_string, snapshot_id=snapshot_id,
+            blobs = parquet_theta_blobs(files, fileio=self.fileio, columns=columns,
+                                        field_ids=field_ids, uuid_as_string=uuid_as_string,
+                                        snapshot_id=snapshot_id,
                                         sequence_number=sequence_number, codec=codec)
         except PuffinError as exc:
             raise exc.with_path(self.path) if exc.path is None else exc from None
@@ -396,10 +398,11 @@ def parse_type(text: str, where: str) -> IcebergType:
 MAX_SPEC_BYTES = 64 << 20
 
 
-def load_spec(path: str, *, compress: str | None = None, uuid_as_string: bool = True
-              ) -> WritePlan:
+def load_spec(path: str, *, fileio: FileIO, compress: str | None = None,
+              uuid_as_string: bool = True) -> WritePlan:
     """Read and check a spec file (``-``: standard input, paths relative to the current
-    directory); relative paths in it are relative to its directory.
+    directory, read with ``fileio``, as the files it names are); relative paths in it are
+    relative to its directory.
 
     ``compress`` is ``--compress`` (``zstd``, ``lz4``, ``none``; ``None`` when not given): the
     compression of Theta and payload blobs that do not name one; ``uuid_as_string`` is
@@ -411,7 +414,7 @@ def load_spec(path: str, *, compress: str | None = None, uuid_as_string: bool = 
         if path == "-":
             raw, base_dir = sys.stdin.buffer.read(MAX_SPEC_BYTES + 1), ""
         else:
-            with default_io().open_stream(path) as handle:
+            with fileio.open_stream(path) as handle:
                 raw = handle.read(MAX_SPEC_BYTES + 1)
             base_dir = os.path.dirname(path)
         if len(raw) > MAX_SPEC_BYTES:
@@ -430,4 +433,4 @@ def load_spec(path: str, *, compress: str | None = None, uuid_as_string: bool = 
                              code="spec.json")
     except PuffinError as exc:
         raise exc.with_path(path) from None
-    return _Spec(path, base_dir, compress, uuid_as_string).document(doc)
+    return _Spec(path, base_dir, compress, uuid_as_string, fileio).document(doc)
