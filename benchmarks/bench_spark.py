@@ -75,12 +75,13 @@ def stats_figures(tmp: Path) -> list[tuple[str, float, str]]:
     from puffin_cli.analysis.table.loading import Table
     from puffin_cli.spark.session import get_session
     from puffin_cli.spark.stats import compute_table_stats
+    from puffin_cli.storage import FileIO
 
     out = bench_table()
     table = out / "warehouse" / "db" / "bench"
     iceberg = json.loads((out / "bench.json").read_text())
     spark = get_session(None)
-    loaded = Table.load(table)
+    loaded = Table.load(table, fileio=FileIO())
     plan = plan_snapshot(loaded, stats_snapshot(loaded, None), None)
     files = [f.local for f in plan.data_files]
 
@@ -91,7 +92,7 @@ def stats_figures(tmp: Path) -> list[tuple[str, float, str]]:
     results = []
 
     def ours() -> None:
-        result = compute_table_stats(table, quiet_spark=True)
+        result = compute_table_stats(table, quiet_spark=True, fileio=FileIO())
         Path(result.statistics_path).unlink()
         results.append(result)
 
@@ -122,6 +123,7 @@ def scan_figures(tmp: Path) -> list[tuple[str, float, str]]:
     from puffin_cli.format.writer import PuffinWriter
     from puffin_cli.spark.scan import scan
     from puffin_cli.spark.session import get_session
+    from puffin_cli.storage import FileIO
 
     tree = tmp / "puffin-files"
     for index in range(SCAN_FILES):
@@ -139,8 +141,9 @@ def scan_figures(tmp: Path) -> list[tuple[str, float, str]]:
     master = spark.sparkContext.master
     files = expand([str(tree)])
 
-    on_spark = partial(scan, files, max_blob_size=1 << 30, use_spark=True)
-    in_process = partial(scan, files, max_blob_size=1 << 30, use_spark=False)
+    on_spark = partial(scan, files, max_blob_size=1 << 30, use_spark=True, fileio=FileIO())
+    in_process = partial(scan, files, max_blob_size=1 << 30, use_spark=False,
+                         fileio=FileIO())
     on_spark()
     spark_seconds = _median(on_spark)
     local_seconds = _median(in_process)
@@ -172,23 +175,23 @@ def object_store_figures(tmp: Path) -> list[tuple[str, float, str]]:
     table = bench_table() / "warehouse" / "db" / "bench"
     server = start_server()
     try:
-        configure({"s3.endpoint": server.endpoint, "s3.access-key-id": ACCESS_KEY,
+        fileio = configure({"s3.endpoint": server.endpoint, "s3.access-key-id": ACCESS_KEY,
                    "s3.secret-access-key": SECRET_KEY, "s3.region": REGION})
         client = server.client()
         client.create_bucket(Bucket="bench")
         for path in sorted(p for p in table.rglob("*") if p.is_file()):
             client.upload_file(str(path), "bench", f"bench/{path.relative_to(table)}")
-        metadata = Path(current_metadata_file(table))
+        metadata = Path(current_metadata_file(table, fileio))
         location = f"s3://bench/bench/metadata/{metadata.name}"
         original = json.loads(metadata.read_text())["location"]
         relocate = [(original, "s3://bench/bench")]
 
         def on_disk() -> None:
-            result = compute_table_stats(table, quiet_spark=True)
+            result = compute_table_stats(table, quiet_spark=True, fileio=fileio)
             Path(result.statistics_path).unlink()
 
         def in_store() -> None:  # its statistics objects stay in the server's bucket
-            compute_table_stats(location, relocate=relocate, quiet_spark=True)
+            compute_table_stats(location, relocate=relocate, quiet_spark=True, fileio=fileio)
 
         on_disk()  # warm-up: the session, the page cache
         local_seconds = _median(on_disk)
@@ -205,8 +208,10 @@ def object_store_figures(tmp: Path) -> list[tuple[str, float, str]]:
         objects = expand(["s3://bench/objects"])
         assert len(objects) == len(local_files) == OBJECTS
 
-        scan_local = partial(scan, local_files, max_blob_size=1 << 30, use_spark=True)
-        scan_objects = partial(scan, objects, max_blob_size=1 << 30, use_spark=True)
+        scan_local = partial(scan, local_files, max_blob_size=1 << 30, use_spark=True,
+                             fileio=fileio)
+        scan_objects = partial(scan, objects, max_blob_size=1 << 30, use_spark=True,
+                               fileio=fileio)
         scan_objects()
         scan_local_seconds = _median(scan_local)
         scan_store_seconds = _median(scan_objects)

@@ -57,9 +57,10 @@ def _crc_seconds(path: Path) -> float:
 
 def _validate_seconds(path: Path) -> float:
     from puffin_cli.analysis.validate import validate_file
+    from puffin_cli.storage import FileIO
 
     started = time.perf_counter()
-    report = validate_file(path)
+    report = validate_file(path, fileio=FileIO())
     elapsed = time.perf_counter() - started
     assert report.errors == 0 and report.warnings == 0, report.findings[:3]
     return elapsed

@@ -28,6 +28,7 @@ from interop.oracle import JavaOracle
 
 from puffin_cli.analysis.table.metadata import current_metadata_file
 from puffin_cli.cli.main import cli
+from puffin_cli.storage import FileIO
 
 Make = Callable[[str], BrokenTable]
 
@@ -50,7 +51,7 @@ def _java_ids(report: dict[str, Any]) -> list[int]:
 def _pyiceberg_ids(table: BrokenTable) -> list[int]:
     from pyiceberg.table import StaticTable
 
-    static = StaticTable.from_metadata(current_metadata_file(str(table.root)))
+    static = StaticTable.from_metadata(current_metadata_file(str(table.root), fileio=FileIO()))
     return sorted(static.scan(selected_fields=("id",)).to_arrow().column("id").to_pylist())
 
 

@@ -26,6 +26,7 @@ from puffin_cli.analysis.table.metadata import current_metadata_file
 from puffin_cli.analysis.table.updates import StatisticsFileEntry
 from puffin_cli.cli.main import cli
 from puffin_cli.errors import PuffinError
+from puffin_cli.storage import FileIO
 
 ROWS = 1000
 
@@ -230,7 +231,7 @@ def test_concurrent_commit_keeps_both_changes(catalog: Any,
             return commit_table(self, *args, **kwargs)
 
         monkeypatch.setattr(RestCatalog, "commit_table", racing_commit)
-    result = commit_statistics(Table.load("db.events", catalog="test"), entry)
+    result = commit_statistics(Table.load("db.events", catalog="test", fileio=FileIO()), entry)
     assert raced and result.attempts == (2 if isinstance(catalog, SqlCatalog) else 1)
     final = catalog.load_table("db.events")
     assert local_path(final.metadata_location) == local_path(result.metadata_file)
@@ -242,14 +243,14 @@ def test_rest_catalog_vends_its_fileio_properties(rest_catalog: Any) -> None:
     """The FileIO properties a REST catalog sends with a table (credentials, endpoints) are
     what the storage layer reads that table's files with."""
     assert catalogs.load_table("test", "db.events").io_properties[VENDED[0]] == VENDED[1]
-    table = Table.load("db.events", catalog="test")
+    table = Table.load("db.events", catalog="test", fileio=FileIO())
     assert table.fileio.properties[VENDED[0]] == VENDED[1]
 
 
 def test_commit_refuses_an_expired_snapshot(catalog: Any) -> None:
     entry = StatisticsFileEntry.for_blobs(1234, "file:///x.stats", 10, 4, [])
     with pytest.raises(PuffinError, match="snapshot 1234 is no longer in the table"):
-        commit_statistics(Table.load("db.events", catalog="test"), entry)
+        commit_statistics(Table.load("db.events", catalog="test", fileio=FileIO()), entry)
 
 
 def register_spark_table(catalog: Any, name: str, tmp_path: Path) -> Path:
@@ -257,7 +258,7 @@ def register_spark_table(catalog: Any, name: str, tmp_path: Path) -> Path:
     built = script_output(STATS_SCRIPT, "stats-tables", "build")
     table_dir = tmp_path / "spark" / name
     shutil.copytree(built / "warehouse" / "db" / name, table_dir)
-    catalog.register_table(("db", name), str(current_metadata_file(table_dir)))
+    catalog.register_table(("db", name), str(current_metadata_file(table_dir, fileio=FileIO())))
     return table_dir
 
 

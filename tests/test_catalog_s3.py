@@ -24,6 +24,7 @@ from test_stats_spark import iceberg_statistics, read_blobs
 
 from puffin_cli.analysis.table.metadata import current_metadata_file
 from puffin_cli.cli.main import cli
+from puffin_cli.storage import FileIO
 
 CLUSTER = "local-cluster[2,1,1024]"  # two executor JVMs, each with its own Python workers
 
@@ -133,7 +134,7 @@ def test_spark_built_table_uploaded_and_registered(
     prefix = f"s3://{bucket}/spark/{name}"
     for path in sorted(p for p in source.rglob("*") if p.is_file()):
         client.upload_file(str(path), bucket, f"spark/{name}/{path.relative_to(source)}")
-    metadata = Path(current_metadata_file(source))
+    metadata = Path(current_metadata_file(source, fileio=FileIO()))
     catalog.register_table(("db", name), f"{prefix}/metadata/{metadata.name}")
     original = json.loads(metadata.read_text())["location"]
     commit = name != "types_v3"

@@ -26,6 +26,7 @@ from puffin_cli.format.spec import DV_BLOB_TYPE, ROW_POSITION_FIELD_ID, THETA_BL
 from puffin_cli.format.writer import PuffinWriter
 from puffin_cli.render.console import console
 from puffin_cli.render.inspect import render_human
+from puffin_cli.storage import FileIO
 from puffin_cli.storage.local import LocalInput
 
 EXPECTED = sorted((SAMPLES / "expected").glob("*.json"))
@@ -295,7 +296,7 @@ def test_escape_codes_only_on_a_terminal_without_no_color(
     else:
         monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm-256color")
-    report = inspect_files([str(SAMPLES / "public/deletion-vector-v1.puffin")])
+    report = inspect_files([str(SAMPLES / "public/deletion-vector-v1.puffin")], fileio=FileIO())
     stream = _Terminal()
     render_human(report, console(stream))
     assert ("\x1b[" in stream.getvalue()) is not no_color

@@ -54,7 +54,8 @@ def make_table(root: Path, *, hint: int | None = 1, versions: int = 1) -> Path:
 
 def commit_statistics(table: Path | str, stats: StatisticsFileEntry,
                       max_attempts: int = commit_mod.DEFAULT_MAX_ATTEMPTS) -> CommitResult:
-    return commit_mod.commit_statistics(Table.load(table), stats, max_attempts=max_attempts)
+    return commit_mod.commit_statistics(Table.load(table, fileio=FileIO()), stats,
+                                        max_attempts=max_attempts)
 
 
 def entry(snapshot_id: int, name: str = "s.stats") -> StatisticsFileEntry:
@@ -88,7 +89,7 @@ def test_commit_writes_next_version_and_hint(tmp_path: Path) -> None:
     assert new["last-updated-ms"] > 1_700_000_000_001
     assert digests(table)["v1.metadata.json"] == before["v1.metadata.json"]
     # The table reader (and so `puffin table`) sees the new version.
-    loaded = load_metadata(current_metadata_file(table))
+    loaded = load_metadata(current_metadata_file(table, fileio=FileIO()), fileio=FileIO())
     assert [(s.snapshot_id, s.path) for s in loaded.statistics] == [(106, "/x/s.stats")]
     assert not [p for p in (table / "metadata").iterdir() if p.name.endswith(".tmp")]
 
@@ -105,9 +106,10 @@ def test_commit_replaces_older_statistics_of_the_same_snapshot(tmp_path: Path) -
 
 def test_stale_hint_is_followed_forward(tmp_path: Path) -> None:
     table = make_table(tmp_path, hint=1, versions=3)
-    assert current_version(str(table / "metadata"))[0] == 3  # type: ignore[index]
+    assert current_version(str(table / "metadata"), fileio=FileIO())[0] == 3  # type: ignore[index]
     # the reader follows the same rule: the hint, then forward while v<N+1> exists
-    assert current_metadata_file(str(table)) == str(table / "metadata" / "v3.metadata.json")
+    assert current_metadata_file(str(table),
+                                 fileio=FileIO()) == str(table / "metadata" / "v3.metadata.json")
     assert commit_statistics(table, entry(101)).version == 4
     assert (table / "metadata" / "version-hint.text").read_text() == "4\n"
 
@@ -146,7 +148,7 @@ def test_conflict_builds_again_on_the_new_version(tmp_path: Path) -> None:
             commit_statistics(table, entry(101, "other.stats"))
         return TableChange(table_requirements(base), (SetStatistics(entry(102)),), (written,))
 
-    result = commit(Table.load(table), build)
+    result = commit(Table.load(table, fileio=FileIO()), build)
     assert (result.version, Path(result.metadata_file).name, result.attempts) == \
         (3, "v3.metadata.json", 2)
     assert seen == [0, 1]  # the retry started from the other writer's v2
@@ -166,7 +168,7 @@ def test_gives_up_after_max_attempts_without_overwriting(tmp_path: Path) -> None
         return TableChange(table_requirements(base), (SetStatistics(entry(102)),), (written,))
 
     with pytest.raises(PuffinError) as caught:
-        commit(Table.load(table), build, max_attempts=3, written=[before])
+        commit(Table.load(table, fileio=FileIO()), build, max_attempts=3, written=[before])
     assert caught.value.code == "commit.conflict"
     assert str(caught.value) == (f"{table / 'metadata'}: gave up after 3 attempts: other "
                                  "writers committed a new metadata version each time; nothing "
@@ -191,7 +193,7 @@ def test_a_build_that_fails_removes_what_was_written(tmp_path: Path) -> None:
         raise AssertionError("not reached")
 
     with pytest.raises(PuffinError, match="snapshot 999 is no longer in the table"):
-        commit(Table.load(table), build, written=[before])
+        commit(Table.load(table, fileio=FileIO()), build, written=[before])
     assert not (table / "metadata" / "s.stats").exists()
     assert sorted(p.name for p in (table / "metadata").iterdir()) == \
         ["m.avro", "v1.metadata.json", "version-hint.text"]  # not named in a TableChange

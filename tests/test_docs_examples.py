@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from puffin_cli.storage import FileIO
+
 REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 BIN = str(Path(sys.executable).parent)
@@ -89,7 +91,7 @@ def sandbox(root: Path) -> Path:
     rows: list[str | pb.Marker] = ["hello.txt", pb.Marker.NULL, pb.Marker.PLACEHOLDER,
                                    "empty.txt", "big.bin"]
     pb.write_blob_file(root / "images.blob", [str(root / r) if isinstance(r, str) else r
-                                              for r in rows])
+                                              for r in rows], fileio=FileIO())
     (root / "lake").mkdir()
     shutil.copy(root / "images.blob", root / "lake" / "part-0.blob")
     (root / "truncated.puffin").write_bytes(b"PFA1" + bytes(23))

@@ -47,7 +47,7 @@ def test_a_renamed_column_keeps_its_name_at_the_blobs_snapshot(
     table = table_dir(spark_tables, "stats_v2")
     # Field 2 was renamed after the statistics were computed: the current schema says
     # customer_name, the statistics' snapshot (and Iceberg Java) say name.
-    assert Table.load(table).field_names(None).name(2) == "customer_name"
+    assert Table.load(table, fileio=FileIO()).field_names(None).name(2) == "customer_name"
     parent = next(s["parent-id"] for s in oracle["snapshots"]
                   if s["snapshot-id"] == oracle["current-snapshot-id"])
     entry = next(e for e in oracle["statistics"] if e["snapshot-id"] == parent)
@@ -86,7 +86,7 @@ def test_metadata_option_names_the_metadata_json(spark_tables: Path) -> None:  #
                 if e["snapshot-id"] == oracle["current-snapshot-id"]]
     path = str(local(table, entry["path"], oracle["location"]))
     dv_file = str(sorted((table / "data").glob("*.puffin"))[0])
-    metadata = str(current_metadata_file(table))
+    metadata = str(current_metadata_file(table, fileio=FileIO()))
     by_metadata = inspect_json("--metadata", metadata, path, dv_file)
     assert by_metadata == inspect_json("--table", str(table), path, dv_file)
     stats, dvs = by_metadata["files"]
@@ -229,4 +229,4 @@ def test_current_snapshot_renamed_later_shows_the_name_at_that_snapshot(
     stats = _stats_file(tmp_path / "s.puffin", [([2], _NEW)])
     (report,) = inspect_json("--no-decode", "--table", str(table), str(stats))["files"]
     assert report["blobs"][0]["columns"] == ["customer_id"]
-    assert Table.load(table).field_names(None).name(2) == "buyer"
+    assert Table.load(table, fileio=FileIO()).field_names(None).name(2) == "buyer"

@@ -41,6 +41,7 @@ from puffin_cli.blobs.theta import ThetaSummary, decode_theta
 from puffin_cli.cli.main import cli
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import DV_BLOB_TYPE, ROW_POSITION_FIELD_ID, THETA_BLOB_TYPE
+from puffin_cli.storage import FileIO
 
 META_KEYS = ("type", "fields", "snapshot-id", "sequence-number", "offset", "length",
              "compression-codec", "properties")
@@ -110,7 +111,7 @@ def assert_reads_like_java(path: Path, java: dict[str, Any]) -> FileReport:
     footer, file properties, each blob's metadata and decompressed bytes, every DV position
     (through ``dump-blob --format positions``), every sketch figure."""
     assert java["java_accepted"], java["java_errors"]
-    report = inspect_file(path, limit=3)
+    report = inspect_file(path, limit=3, fileio=FileIO())
     assert report.ok, [b.error for b in report.blobs]
     footer = java["footer"]
     assert (report.file_size, report.footer.payload_size, report.footer.footer_size,

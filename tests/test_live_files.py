@@ -15,6 +15,7 @@ from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.walk import analyze_path
 from puffin_cli.errors import PuffinError
+from puffin_cli.storage import FileIO
 
 
 def _dv_table(tmp_path: Path, *, duplicate: bool, dv_sequence: int | None) -> Path:
@@ -33,12 +34,12 @@ def _dv_table(tmp_path: Path, *, duplicate: bool, dv_sequence: int | None) -> Pa
 
 
 def _plan(root: Path) -> None:
-    table = Table.load(root)
+    table = Table.load(root, fileio=FileIO())
     plan_snapshot(table, stats_snapshot(table, None), None)
 
 
 def _table_errors(root: Path) -> list[str]:
-    (report,) = analyze_path(root).tables
+    (report,) = analyze_path(root, fileio=FileIO()).tables
     return [f.code for f in report.findings if f.severity.name == "ERROR"]
 
 
@@ -67,7 +68,7 @@ def test_a_dv_older_than_its_data_file_stops_stats_and_is_a_table_finding(
 def test_a_dv_as_new_as_its_data_file_applies(tmp_path: Path) -> None:
     root = _dv_table(tmp_path, duplicate=False, dv_sequence=1)
     assert _table_errors(root) == []
-    table = Table.load(root)
+    table = Table.load(root, fileio=FileIO())
     plan = plan_snapshot(table, stats_snapshot(table, None), None)
     (data,) = plan.data_files
     assert data.deletion_vector is not None and data.deletion_vector.cardinality == 1
@@ -87,7 +88,7 @@ def test_changes_between_an_ancestor_and_a_later_snapshot(tmp_path: Path) -> Non
     table.snapshot([(rewritten, 0, 2), (added, 0, 3), (deletes, 1, 3)])
     table.snapshot([(rewritten, 0, 2), (added, 0, 3), (deletes, 1, 3)])
     table.finish()
-    loaded = Table.load(table.root)
+    loaded = Table.load(table.root, fileio=FileIO())
     base, middle, target = loaded.snapshots()
     changes = LiveFiles.between(loaded.manifests, base, target)
     assert [e.path for e in changes.data_added] == [c]
@@ -106,14 +107,14 @@ def test_ancestors_follow_parents_and_stop_at_a_cycle(tmp_path: Path) -> None:
     for _ in range(3):
         table.snapshot([(manifest, 0, 1)])
     path = table.finish()
-    loaded = Table.load(table.root)
+    loaded = Table.load(table.root, fileio=FileIO())
     newest = loaded.snapshot(None)
     assert newest is not None
     assert [s.snapshot_id for s in loaded.ancestors(newest)] == [1003, 1002, 1001]
     doc = json.loads(path.read_text())
     doc["snapshots"][0]["parent-snapshot-id"] = 1003  # 1001 -> 1003 -> 1002 -> 1001
     path.write_text(json.dumps(doc))
-    looped = Table.load(table.root)
+    looped = Table.load(table.root, fileio=FileIO())
     newest = looped.snapshot(None)
     assert newest is not None
     assert [s.snapshot_id for s in looped.ancestors(newest)] == [1003, 1002, 1001]

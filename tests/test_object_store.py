@@ -16,6 +16,7 @@ import pytest
 from s3server import S3Server
 
 from puffin_cli.format.writer import PuffinWriter
+from puffin_cli.storage import FileIO
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 BUCKET = "puffin-objects"
@@ -449,8 +450,10 @@ def test_commit_to_a_table_in_an_object_store(tree: Path, s3_server: S3Server,
     properties = _io(s3_server.endpoint)
     fileio = FileIO(properties)
     entry = StatisticsFileEntry.for_blobs(1001, f"{location}/metadata/s.stats", 10, 5, [])
-    first = commit_statistics(Table.load(location, io_properties=properties), entry)
-    second = commit_statistics(Table.load(location, io_properties=properties), entry)
+    first = commit_statistics(Table.load(location, io_properties=properties,
+                                         fileio=FileIO()), entry)
+    second = commit_statistics(Table.load(location, io_properties=properties,
+                                          fileio=FileIO()), entry)
     assert (first.version, second.version) == (2, 3)
     assert second.replaced == (f"{location}/metadata/s.stats",)
     current = current_metadata_file(location, fileio)
@@ -494,7 +497,7 @@ def test_commit_conflict_in_an_object_store_builds_again(tree: Path, s3_server: 
              location=location).finish()
     _upload_tree(s3_server, tmp_path / "t", "commits/race")
     properties = _io(s3_server.endpoint)
-    table = Table.load(location, io_properties=properties)
+    table = Table.load(location, io_properties=properties, fileio=FileIO())
     first, second = (s.snapshot_id for s in table.snapshots())
     attempts: list[str] = []
 
@@ -504,7 +507,8 @@ def test_commit_conflict_in_an_object_store_builds_again(tree: Path, s3_server: 
             out.write(b"manifest bytes")
         attempts.append(manifest)
         if len(attempts) == 1:
-            commit_statistics(Table.load(location, io_properties=properties),
+            commit_statistics(Table.load(location, io_properties=properties,
+                                         fileio=FileIO()),
                               StatisticsFileEntry.for_blobs(first, f"{location}/a.stats", 1, 1,
                                                             []))
         entry = StatisticsFileEntry.for_blobs(second, f"{location}/b.stats", 1, 1, [])
@@ -665,11 +669,12 @@ def test_two_tables_in_one_process_are_each_read_with_their_own_fileio(
     proxied_at, _ = _table_in_store(s3_server, tmp_path / "b", "io/proxied", snapshots=2,
                                     carry=False)
     s3_server.proxy.reset()
-    direct = Table.load(direct_at, io_properties=_io(s3_server.endpoint))
+    direct = Table.load(direct_at, io_properties=_io(s3_server.endpoint), fileio=FileIO())
     assert direct.fileio is direct.fileio  # built once, with its client cache
     assert _read_every_dv(direct) > 0
     assert s3_server.proxy.requests == []
-    proxied = Table.load(proxied_at, io_properties=_io(s3_server.proxy_endpoint))
+    proxied = Table.load(proxied_at, io_properties=_io(s3_server.proxy_endpoint),
+                         fileio=FileIO())
     assert _read_every_dv(proxied) > 0
     assert _read_every_dv(direct) > 0  # still its own, after the other table's
     paths = [request.path for request in s3_server.proxy.requests]

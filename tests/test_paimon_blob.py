@@ -19,6 +19,7 @@ from puffin_cli.analysis.validate import validate_file
 from puffin_cli.errors import PuffinError
 from puffin_cli.format import paimon_blob as pb
 from puffin_cli.format.paimon_blob.index import _decode_exact as decode_exact
+from puffin_cli.storage import FileIO
 
 
 def write(path: Path, data: bytes) -> Path:
@@ -111,7 +112,7 @@ def test_a_record_is_magic_data_length_crc() -> None:
 def test_metadata_is_one_tail_read_never_the_data(tmp_path: Path) -> None:
     rows: list[bytes | pb.Marker] = [os.urandom(200_000) for _ in range(5)]
     path = write(tmp_path / "big.blob", build(rows))
-    with pb.PaimonBlobReader(path, memory_limit=1 << 24) as reader:
+    with pb.PaimonBlobReader(path, memory_limit=1 << 24, fileio=FileIO()) as reader:
         assert reader.source.reads == 1
         assert reader.source.bytes_read == pb.TAIL_READ
         assert reader.index.rows == 5 and reader.index.records_end == 5 * 200_016
@@ -121,7 +122,7 @@ def test_metadata_is_one_tail_read_never_the_data(tmp_path: Path) -> None:
 def test_an_index_larger_than_the_tail_costs_one_more_read(tmp_path: Path) -> None:
     rows = [b"x", *[pb.Marker.NULL, pb.Marker.PLACEHOLDER] * 40_000]  # 1 index byte each
     path = write(tmp_path / "many.blob", build(rows))
-    with pb.PaimonBlobReader(path, memory_limit=1 << 24) as reader:
+    with pb.PaimonBlobReader(path, memory_limit=1 << 24, fileio=FileIO()) as reader:
         assert reader.index.index_length > pb.TAIL_READ
         assert reader.source.reads == 2
         assert reader.source.bytes_read == pb.TAIL_READ + reader.index.index_length
@@ -131,14 +132,14 @@ def test_an_index_larger_than_the_tail_costs_one_more_read(tmp_path: Path) -> No
 def test_index_over_the_limit_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path / "a.blob", build([b"x"] * 100))
     with pytest.raises(PuffinError) as error:
-        pb.PaimonBlobReader(path, memory_limit=10)
+        pb.PaimonBlobReader(path, memory_limit=10, fileio=FileIO())
     assert error.value.code == "paimon.index.too-large"
 
 
 def test_record_data_is_streamed_in_chunks(tmp_path: Path) -> None:
     payload = os.urandom(3000)
     path = write(tmp_path / "a.blob", build([payload]))
-    with pb.PaimonBlobReader(path, memory_limit=1 << 24) as reader:
+    with pb.PaimonBlobReader(path, memory_limit=1 << 24, fileio=FileIO()) as reader:
         chunks = list(reader.iter_data(reader.index.row(0), chunk=1024))
     assert [len(c) for c in chunks] == [1024, 1024, 952]
     assert b"".join(chunks) == payload
@@ -153,7 +154,7 @@ def test_record_data_is_streamed_in_chunks(tmp_path: Path) -> None:
     ("bad version", build([b"x"])[:-1] + b"\x02", False),
 ])
 def test_content_recognition(tmp_path: Path, name: str, data: bytes, expected: bool) -> None:
-    assert pb.is_paimon_blob(write(tmp_path / "file.bin", data)) is expected
+    assert pb.is_paimon_blob(write(tmp_path / "file.bin", data), fileio=FileIO()) is expected
 
 
 # -- validate ------------------------------------------------------------------------------
@@ -164,14 +165,14 @@ def test_content_recognition(tmp_path: Path, name: str, data: bytes, expected: b
     [pb.encode_map([(b"k", b"v"), (None, None), (b"", b"w")]), pb.encode_map([])],
 ], ids=["empty", "all-null", "placeholders", "plain", "array", "map"])
 def test_valid_files_have_no_findings(tmp_path: Path, rows: list[bytes | pb.Marker]) -> None:
-    report = validate_file(write(tmp_path / "ok.blob", build(rows)))
+    report = validate_file(write(tmp_path / "ok.blob", build(rows)), fileio=FileIO())
     assert report.findings == ()
     assert report.blob_count == len(rows)
 
 
 @pytest.mark.parametrize("corruption", corruptions(), ids=lambda c: c.name)
 def test_each_corruption_has_its_finding(tmp_path: Path, corruption) -> None:  # type: ignore[no-untyped-def]
-    report = validate_file(write(tmp_path / "bad.blob", corruption.data))
+    report = validate_file(write(tmp_path / "bad.blob", corruption.data), fileio=FileIO())
     codes = {finding.code for finding in report.findings}
     assert corruption.code in codes
     assert report.errors > 0
@@ -181,25 +182,26 @@ def test_each_corruption_has_its_finding(tmp_path: Path, corruption) -> None:  #
 def test_large_records_are_checked_streamed_and_across_blocks(tmp_path: Path) -> None:
     rows: list[bytes | pb.Marker] = [os.urandom(pb.CHUNK + 10), *[os.urandom(600_000)] * 4]
     data = build(rows)
-    assert validate_file(write(tmp_path / "ok.blob", data)).findings == ()
+    assert validate_file(write(tmp_path / "ok.blob", data), fileio=FileIO()).findings == ()
     bad = bytearray(data)
     bad[pb.CHUNK] ^= 1  # inside the first (streamed) record
     bad[pb.CHUNK + 26 + 2 * 600_016 + 300_000] ^= 1  # inside row 3, read from a block
-    report = validate_file(write(tmp_path / "bad.blob", bytes(bad)))
+    report = validate_file(write(tmp_path / "bad.blob", bytes(bad)), fileio=FileIO())
     assert [(f.code, f.message.split(":")[0], f.blob_index) for f in report.findings] == \
         [("paimon.record.crc", "row 0", 0), ("paimon.record.crc", "row 3", 3)]
 
 
 def test_a_plain_blob_is_not_mistaken_for_a_nested_one(tmp_path: Path) -> None:
-    report = validate_file(write(tmp_path / "ok.blob", build([b"BCB", b"BCBZ" * 10])))
+    report = validate_file(write(tmp_path / "ok.blob", build([b"BCB", b"BCBZ" * 10])),
+                           fileio=FileIO())
     assert report.findings == ()
 
 
 def test_an_unreadable_blob_file_is_a_file_finding(tmp_path: Path) -> None:
     (tmp_path / "dir.blob").mkdir()
-    report = validate_file(tmp_path / "dir.blob")
+    report = validate_file(tmp_path / "dir.blob", fileio=FileIO())
     assert [f.code for f in report.findings] == ["file.open"]
-    report = validate_file(write(tmp_path / "empty.blob", b""))
+    report = validate_file(write(tmp_path / "empty.blob", b""), fileio=FileIO())
     assert [f.code for f in report.findings] == ["paimon.file.size"]
 
 
@@ -210,7 +212,7 @@ def test_findings_of_one_code_are_capped(tmp_path: Path) -> None:
     data = bytearray(build(rows))
     for row in range(len(rows)):
         data[row * 17 + 4] ^= 0xFF  # the data byte of every record: a CRC mismatch each
-    report = validate_file(write(tmp_path / "bad.blob", bytes(data)))
+    report = validate_file(write(tmp_path / "bad.blob", bytes(data)), fileio=FileIO())
     crc = [f for f in report.findings if f.code == "paimon.record.crc"]
     assert len(crc) == MAX_FINDINGS_PER_CODE + 1
     assert crc[-1].message.startswith("30 more findings")

@@ -19,6 +19,7 @@ from paimon_files import corruptions
 
 from puffin_cli.analysis.validate import validate_file
 from puffin_cli.format import paimon_blob as pb
+from puffin_cli.storage import FileIO
 
 
 @pytest.fixture(scope="module", name="paimon")
@@ -86,7 +87,7 @@ def written_fixture(paimon: PaimonOracle, tmp_path_factory: pytest.TempPathFacto
 
 @pytest.mark.parametrize("name", VARIANTS)
 def test_pypaimon_files_validate_clean(written: dict[str, Path], name: str) -> None:
-    report = validate_file(written[name])
+    report = validate_file(written[name], fileio=FileIO())
     assert report.findings == ()
     assert report.blob_count == len(VARIANTS[name][2])
 
@@ -171,7 +172,7 @@ def test_our_nested_payloads_are_pypaimons(paimon: PaimonOracle, written: dict[s
         entry.write_bytes(data)
         sources.append(str(entry))
     ours = tmp_path / "ours.blob"
-    pb.write_blob_file(ours, sources)
+    pb.write_blob_file(ours, sources, fileio=FileIO())
     assert ours.read_bytes() == written[name].read_bytes()
     back = paimon.read(ours, column, key_type)
     assert back == [r if r is None or r == "placeholder" or column == "array"
@@ -186,7 +187,7 @@ def test_corruptions_and_what_pypaimon_notices(paimon: PaimonOracle, tmp_path: P
     for number, corruption in enumerate(cases):
         path = tmp_path / f"bad-{number}.blob"
         path.write_bytes(corruption.data)
-        codes = {finding.code for finding in validate_file(path).findings}
+        codes = {finding.code for finding in validate_file(path, fileio=FileIO()).findings}
         assert corruption.code in codes, corruption.name
         jobs.append({"op": "read", "path": str(path), "column": corruption.column})
     noticed = {case.name: "error" in result

@@ -27,6 +27,7 @@ from puffin_cli.analysis.table.updates import StatisticsFileEntry
 from puffin_cli.cli.main import cli
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.writer import PuffinWriter
+from puffin_cli.storage import FileIO
 
 DAY = 86400.0
 
@@ -164,7 +165,7 @@ def test_a_concurrent_commit_keeps_both_changes(tmp_path: Path,
     def racing(base: Table, plan: Any) -> Any:
         calls.append(1)
         if len(calls) == 1:
-            commit_statistics(Table.load(root), theirs)
+            commit_statistics(Table.load(root, fileio=FileIO()), theirs)
         return real(base, plan)
 
     monkeypatch.setattr(plans, "statistics_updates", racing)
@@ -321,7 +322,7 @@ def test_repair_a_catalog_table(catalog: Any) -> None:  # noqa: F811
     corrected through the catalog (SQL or REST), in one commit."""
     from puffin_cli.storage import local_path
 
-    loaded = Table.load("db.events", catalog="test")
+    loaded = Table.load("db.events", catalog="test", fileio=FileIO())
     snapshot_id = loaded.metadata.current_snapshot_id
     assert snapshot_id is not None
     path = f"{loaded.metadata.location}/metadata/{snapshot_id}-repair.stats"

@@ -39,6 +39,7 @@ from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import ROW_POSITION_FIELD_ID
+from puffin_cli.storage import FileIO
 
 OLD_PLACE = "/somewhere/else/table"
 
@@ -86,10 +87,10 @@ class Broken:
         builder.finish()
 
     def table(self) -> Table:
-        return Table.load(self.root)
+        return Table.load(self.root, fileio=FileIO())
 
     def findings(self) -> tuple[Finding, ...]:
-        return analyze_table(self.root).findings
+        return analyze_table(self.table()).findings
 
     def hashes(self) -> dict[str, str]:
         return {str(p): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -182,7 +183,8 @@ def test_the_repairs_committed_leave_one_good_dv_per_data_file(broken: Broken) -
         (written, files["d"], 2, 0, {"part": 3})]
     assert {a.file_size for a in rewrite.added} == {Path(written).stat().st_size}
     # the new file: valid Puffin, one DV blob per repaired data file, Java's properties
-    assert not [f for f in validate_file(written).findings if f.severity is Severity.ERROR]
+    assert not [f for f in validate_file(written,
+                                         fileio=FileIO()).findings if f.severity is Severity.ERROR]
     with PuffinReader(written) as reader:
         blobs = reader.metadata.blobs
     assert [(b.offset, b.length) for b in blobs] == \
@@ -202,7 +204,7 @@ def test_the_repairs_committed_leave_one_good_dv_per_data_file(broken: Broken) -
     assert {n: positions_of(after, live[files[n]][0]) for n in expected} == expected
     assert (live[files["b"]][0].path, live[files["e"]][0].path) == \
         (paths["shared"], paths["delta"])  # fine DVs stay where they were
-    report = analyze_table(broken.root)
+    report = analyze_table(broken.table())
     assert report.errors == 0
     assert {f.code for f in report.findings} == {"table.dv.container"}  # Delta's: info
     # every file that was there is byte for byte as it was (only metadata/ gained files)
@@ -286,12 +288,12 @@ def test_a_merge_whose_dv_cannot_be_read_is_not_planned(broken: Broken) -> None:
 
 def test_findings_of_an_older_snapshot_are_left_to_history(tmp_path: Path) -> None:
     broken = Broken(tmp_path / "t")
-    findings = analyze_table(broken.root).findings
+    findings = analyze_table(broken.table()).findings
     table = broken.table()
     repairs, _ = plan_dv_repairs(table, findings)
     apply(table, write_dv_repairs(table, repairs, table.data_dir))
     after = broken.table()
-    old = analyze_table(broken.root, all_snapshots=True).findings
+    old = analyze_table(broken.table(), all_snapshots=True).findings
     assert {f.code for f in old if f.severity is Severity.ERROR} == \
         {"table.dv.duplicate", "table.dv.container", "table.dv.referenced-file"}
     repairs, unrepairable = plan_dv_repairs(after, old)

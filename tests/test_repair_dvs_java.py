@@ -33,6 +33,7 @@ from puffin_cli.analysis.table.metadata import current_metadata_file
 from puffin_cli.analysis.table.snapshot_writer import replace_delete_files
 from puffin_cli.analysis.table.walk import analyze_table
 from puffin_cli.cli.main import cli
+from puffin_cli.storage import FileIO
 
 Make = Callable[[str], BrokenTable]
 DV_CODES = ("table.dv.duplicate", "table.dv.container", "table.dv.referenced-file")
@@ -41,8 +42,8 @@ DV_CODES = ("table.dv.duplicate", "table.dv.container", "table.dv.referenced-fil
 def _repaired(table: BrokenTable) -> tuple[list[tuple[str, tuple[str, ...]]], str]:
     """Plan, write and commit the DV repairs of ``table``: the (kind, paths) planned and the
     location of the new Puffin file."""
-    loaded = Table.load(table.root)
-    repairs, unrepairable = plan_dv_repairs(loaded, analyze_table(table.root).findings)
+    loaded = Table.load(table.root, fileio=FileIO())
+    repairs, unrepairable = plan_dv_repairs(loaded, analyze_table(loaded).findings)
     assert unrepairable == []
     rewrite = write_dv_repairs(loaded, repairs, loaded.data_dir)
     (written,) = rewrite.written
@@ -65,7 +66,7 @@ def _judged(java_judge: JavaJudge, table: BrokenTable) -> dict[str, list[dict[st
 def _pyiceberg_ids(table: BrokenTable) -> list[int]:
     from pyiceberg.table import StaticTable
 
-    static = StaticTable.from_metadata(current_metadata_file(str(table.root)))
+    static = StaticTable.from_metadata(current_metadata_file(str(table.root), fileio=FileIO()))
     return sorted(static.scan(selected_fields=("id",)).to_arrow().column("id").to_pylist())
 
 

@@ -30,6 +30,7 @@ from puffin_cli.analysis.table.snapshot_writer import replace_delete_files
 from puffin_cli.analysis.table.updates import StatisticsFileEntry
 from puffin_cli.analysis.table.walk import analyze_table
 from puffin_cli.cli.main import cli
+from puffin_cli.storage import FileIO
 
 Make = Callable[[str], BrokenTable]
 
@@ -124,7 +125,7 @@ def test_dv_and_statistics_repairs_are_one_commit(broken_table: Make,
     the new snapshot (the merged DV) and the entry's removal."""
     table = broken_table("dup_dv")
     root = table.root
-    loaded = Table.load(root)
+    loaded = Table.load(root, fileio=FileIO())
     current = loaded.metadata.current_snapshot_id
     assert current is not None
     missing = StatisticsFileEntry.for_blobs(current, str(root / "metadata" / "gone.stats"),
@@ -159,7 +160,7 @@ def test_a_concurrent_commit_during_the_dv_repair_is_kept(
         if len(calls) == 1:
             current = base.metadata.current_snapshot_id
             assert current is not None
-            commit_statistics(Table.load(root), StatisticsFileEntry.for_blobs(
+            commit_statistics(Table.load(root, fileio=FileIO()), StatisticsFileEntry.for_blobs(
                 current, theirs_path, 10, 5, []))
         return real(base, plan)
 
@@ -193,8 +194,8 @@ def test_a_table_changed_under_the_repair_gets_nothing(
 
     def racing(base: Table, plan: Any) -> Any:
         if not theirs:
-            loaded = Table.load(root)
-            repairs, _ = plan_dv_repairs(loaded, analyze_table(root).findings)
+            loaded = Table.load(root, fileio=FileIO())
+            repairs, _ = plan_dv_repairs(loaded, analyze_table(loaded).findings)
             rewrite = write_dv_repairs(loaded, repairs, loaded.data_dir)
             commit(loaded, lambda b: replace_delete_files(b, rewrite.removed, rewrite.added),
                    written=rewrite.written)

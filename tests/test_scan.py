@@ -14,6 +14,7 @@ from puffin_cli.cli.main import cli
 from puffin_cli.format.writer import PuffinWriter
 from puffin_cli.render.jsonout import to_jsonable
 from puffin_cli.spark.scan import scan
+from puffin_cli.storage import FileIO
 
 
 @pytest.fixture(scope="module")
@@ -48,16 +49,18 @@ def test_spark_scan_equals_validate(tmp_path: Path, spark: Any) -> None:
     files = make_tree(tmp_path / "tree")
     out = tmp_path / "findings.jsonl"
     result = scan([str(f) for f in files], master="local[2]", max_blob_size=1 << 20,
-                  output=str(out))
+                  output=str(out), fileio=FileIO())
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    expected = [to_jsonable(validate_file(f, max_blob_size=1 << 20)) for f in files]
+    expected = [to_jsonable(validate_file(f, max_blob_size=1 << 20,
+                                          fileio=FileIO())) for f in files]
     assert sorted(records, key=lambda r: r["path"]) == sorted(expected, key=lambda r: r["path"])
     assert (result.files, result.files_with_errors) == (5, 2)
     assert result.errors == sum(r["errors"] for r in expected) >= 2
     assert result.failed
     codes = dict(result.codes)
     assert sum(codes.values()) == sum(len(r["findings"]) for r in expected)
-    local = scan([str(f) for f in files], max_blob_size=1 << 20, use_spark=False)
+    local = scan([str(f) for f in files], max_blob_size=1 << 20, use_spark=False,
+                 fileio=FileIO())
     assert (local.files, local.errors, local.warnings, local.codes) == \
         (result.files, result.errors, result.warnings, result.codes)
 
@@ -71,7 +74,7 @@ def test_cli_parquet_output_and_exit_code(tmp_path: Path, spark: Any) -> None:
                                        "local[2]", "--output", str(out)])
     assert outcome.exit_code == 1, outcome.output
     lines = outcome.output.splitlines()
-    reports = [validate_file(f) for f in files]
+    reports = [validate_file(f, fileio=FileIO()) for f in files]
     errors = sum(r.errors for r in reports)
     infos = sum(r.infos for r in reports)
     assert lines[:3] == ["failed (2):", f"  {tmp_path}/tree/a/flag.stats",
@@ -84,7 +87,7 @@ def test_cli_parquet_output_and_exit_code(tmp_path: Path, spark: Any) -> None:
     assert sorted(r["path"] for r in table) == sorted(str(f) for f in files)
     by_path = {r["path"]: r for r in table}
     truncated = by_path[str(tmp_path / "tree" / "c" / "truncated.puffin")]
-    report = validate_file(tmp_path / "tree" / "c" / "truncated.puffin")
+    report = validate_file(tmp_path / "tree" / "c" / "truncated.puffin", fileio=FileIO())
     assert truncated["errors"] == report.errors > 0
     assert [f["code"] for f in truncated["findings"]] == [f.code for f in report.findings]
 

@@ -27,6 +27,7 @@ from puffin_cli.blobs.deletion_vector.encoding import dv_blob_properties
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.spec import ROW_POSITION_FIELD_ID
 from puffin_cli.format.writer import PuffinWriter
+from puffin_cli.storage import FileIO
 
 DV = "deletion-vector-v1"
 
@@ -81,12 +82,12 @@ def replace_first_dv(table: Table, name: str) -> tuple[Snapshot, ContentFile, De
 
 def test_replace_a_dv_keeps_other_manifests_and_numbers(tmp_path: Path) -> None:
     dv_table(tmp_path / "t", snapshots=2, dvs_per_snapshot=2, carry=True).finish()
-    table = Table.load(tmp_path / "t")
+    table = Table.load(tmp_path / "t", fileio=FileIO())
     before = live_dvs(table)
     parent, old, new = replace_first_dv(table, "repaired.puffin")
     target = old.referenced_data_file
 
-    after_table = Table.load(tmp_path / "t")
+    after_table = Table.load(tmp_path / "t", fileio=FileIO())
     after = live_dvs(after_table)
     assert sorted(after) == sorted(before)  # one DV per data file, as before
     assert after[target].path == new.path
@@ -144,7 +145,7 @@ def test_a_concurrent_commit_builds_the_snapshot_again(tmp_path: Path) -> None:
     on its version (the other writer's change kept), the first attempt's manifests are
     removed; a DV that the other writer already replaced cannot be replaced again."""
     dv_table(tmp_path / "t", snapshots=1, dvs_per_snapshot=2, carry=True).finish()
-    table = Table.load(tmp_path / "t")
+    table = Table.load(tmp_path / "t", fileio=FileIO())
     dvs = live_dvs(table)
     first, second = (dvs[k] for k in sorted(dvs))
     new_first = rewrite_dv(table, first, "first.puffin")
@@ -155,7 +156,7 @@ def test_a_concurrent_commit_builds_the_snapshot_again(tmp_path: Path) -> None:
         change = replace_delete_files(base, [first], [new_first])
         attempts.append(change)
         if len(attempts) == 1:  # the other writer replaces the other DV meanwhile
-            commit(Table.load(tmp_path / "t"),
+            commit(Table.load(tmp_path / "t", fileio=FileIO()),
                    lambda other: replace_delete_files(other, [second], [new_second]))
         return change
 
@@ -163,7 +164,7 @@ def test_a_concurrent_commit_builds_the_snapshot_again(tmp_path: Path) -> None:
     assert result.attempts == 2
     assert not any(Path(p).exists() for p in attempts[0].written)
     assert all(Path(p).exists() for p in attempts[1].written)
-    final = Table.load(tmp_path / "t")
+    final = Table.load(tmp_path / "t", fileio=FileIO())
     assert {k: v.path for k, v in live_dvs(final).items()} == \
         {first.referenced_data_file: new_first.path, second.referenced_data_file: new_second.path}
     assert len(final.snapshots()) == 3
@@ -174,7 +175,7 @@ def test_a_concurrent_commit_builds_the_snapshot_again(tmp_path: Path) -> None:
 
 def test_a_statistics_commit_meanwhile_keeps_both(tmp_path: Path) -> None:
     dv_table(tmp_path / "t", snapshots=1, dvs_per_snapshot=1, carry=True).finish()
-    table = Table.load(tmp_path / "t")
+    table = Table.load(tmp_path / "t", fileio=FileIO())
     [old] = live_dvs(table).values()
     new = rewrite_dv(table, old, "new.puffin")
     parent = table.current_snapshot()
@@ -185,11 +186,11 @@ def test_a_statistics_commit_meanwhile_keeps_both(tmp_path: Path) -> None:
         calls.append(1)
         if len(calls) == 1:
             entry = StatisticsFileEntry.for_blobs(parent.snapshot_id, "/x/s.stats", 1, 1, [])
-            commit_statistics(Table.load(tmp_path / "t"), entry)
+            commit_statistics(Table.load(tmp_path / "t", fileio=FileIO()), entry)
         return replace_delete_files(base, [old], [new])
 
     commit(table, build)
-    final = Table.load(tmp_path / "t")
+    final = Table.load(tmp_path / "t", fileio=FileIO())
     assert [s.path for s in final.metadata.statistics] == ["/x/s.stats"]
     assert live_dvs(final)[old.referenced_data_file or ""].path == new.path
 
@@ -202,7 +203,7 @@ def _registered_dv_table(catalog: Any, tmp_path: Path) -> tuple[Table, ContentFi
     doc["next-row-id"] = 1000  # the v3 field Iceberg Java's parser requires
     metadata.write_text(json.dumps(doc))
     catalog.register_table(("db", "dvs"), str(metadata))
-    table = Table.load("db.dvs", catalog="test")
+    table = Table.load("db.dvs", catalog="test", fileio=FileIO())
     dvs = live_dvs(table)
     old = dvs[sorted(dvs)[0]]
     return table, old, rewrite_dv(table, old, "catalog.puffin")
@@ -217,7 +218,7 @@ def test_replace_a_dv_through_a_rest_catalog(tmp_path: Path,
     result = commit(table, lambda base: replace_delete_files(base, [old], [new]))
     loaded = catalog.load_table(("db", "dvs"))
     assert str(loaded.metadata_location).endswith(Path(result.metadata_file).name)
-    current = Table.load("db.dvs", catalog="test")
+    current = Table.load("db.dvs", catalog="test", fileio=FileIO())
     assert loaded.metadata.current_snapshot_id == current.metadata.current_snapshot_id
     assert current.metadata.current_snapshot_id != table.metadata.current_snapshot_id
     assert live_dvs(current)[old.referenced_data_file or ""].path == new.path
@@ -248,10 +249,10 @@ def test_iceberg_java_reads_the_replaced_dv(tmp_path: Path) -> None:
 
     warehouse = tmp_path / "warehouse"
     shutil.copytree(table_dir(generated_tables(), "dv_v3"), warehouse / "db" / "dv_v3")
-    parent, old, new = replace_first_dv(Table.load(warehouse / "db" / "dv_v3"),
+    parent, old, new = replace_first_dv(Table.load(warehouse / "db" / "dv_v3", fileio=FileIO()),
                                         "replacement-dv.puffin")
     target = old.referenced_data_file
-    current = Table.load(warehouse / "db" / "dv_v3").current_snapshot()
+    current = Table.load(warehouse / "db" / "dv_v3", fileio=FileIO()).current_snapshot()
     assert current is not None
 
     env = spark_env()

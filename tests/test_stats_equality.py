@@ -164,7 +164,7 @@ class StubReader(ManifestReader):
     """Serves synthetic manifests: one data manifest and one delete manifest."""
 
     def __init__(self, data_files: list[ContentFile], deletes: list[ContentFile]) -> None:
-        super().__init__(PathMapper())
+        super().__init__(PathMapper(), FileIO())
         self.entries = {"data.avro": data_files, "deletes.avro": deletes}
 
     def manifest_files(self, snapshot: Snapshot) -> list[ManifestFile]:
@@ -237,18 +237,18 @@ def test_sketches_equal_icebergs_with_equality_deletes(equality_tables: Path,
     shutil.copytree(equality_tables / "warehouse" / "db" / "eq_v2", table)
     expected = json.loads((equality_tables / "tables.json").read_text())["eq_v2"]
 
-    loaded = Table.load(table)
+    loaded = Table.load(table, fileio=FileIO())
     planned = plan_snapshot(loaded, stats_snapshot(loaded, None), None)
     ours = {f.location: sorted(d.location for d in f.equality_deletes)
             for f in planned.data_files}
     assert ours == expected["equality-deletes"]
     assert sum(1 for v in ours.values() if v) == 9 and len(planned.equality_deletes) == 3
 
-    result = compute_table_stats(table, master="local[2]", full=True)
+    result = compute_table_stats(table, master="local[2]", full=True, fileio=FileIO())
     assert result.rows_read == expected["live-rows"] == 2330
     assert result.snapshot_id == expected["current-snapshot-id"]
     assert result.position_delete_files > 0
-    meta = load_metadata(current_metadata_file(table))
+    meta = load_metadata(current_metadata_file(table, fileio=FileIO()), fileio=FileIO())
     entry = next(s for s in meta.statistics if s.snapshot_id == result.snapshot_id)
     iceberg = read_blobs(table / "metadata" / Path(entry.path).name)
     mine = read_blobs(result.statistics_path)

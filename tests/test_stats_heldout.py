@@ -25,6 +25,7 @@ from interop.sparkenv import script_output
 
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.spark.stats import compute_table_stats
+from puffin_cli.storage import FileIO
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "heldout_tables.py"
 TABLES = ("part_mor_v2", "trunc_dv_v3", "evolve_cow_v2", "eq_promote_v2", "split_estim_v2",
@@ -55,13 +56,13 @@ def test_statistics_equal_icebergs(name: str, heldout_tables: Path, tmp_path: Pa
         iceberg = read_blobs(table / "metadata" / Path(stats["path"]).name)
         columns = [b["columns"][0] for b in stats["blobs"]]
         result = compute_table_stats(table, snapshot_id=snapshot, columns=columns,
-                                     master="local[2]", full=True)
+                                     master="local[2]", full=True, fileio=FileIO())
         assert result.snapshot_id == snapshot
         assert result.rows_read == stats["live-rows"], snapshot
         fields = [b["fields"][0] for b in stats["blobs"]]
         assert [c.field_id for c in result.columns] == fields
         default = compute_table_stats(table, snapshot_id=snapshot, master="local[2]",
-                                      full=True)
+                                      full=True, fileio=FileIO())
         assert [(c.field_id, c.ndv) for c in default.columns] == \
             [(c.field_id, c.ndv) for c in result.columns]
         ours = read_blobs(result.statistics_path)

@@ -18,6 +18,7 @@ from puffin_cli.analysis.stats.incremental import decide_refresh
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.spark.stats import compute_table_stats
+from puffin_cli.storage import FileIO
 
 SCRIPT = (Path(__file__).resolve().parent / "interop" / "spark_scripts"
           / "incremental_tables.py")
@@ -52,7 +53,8 @@ def assert_oracle(table: Path, doc: dict[str, Any], written: str) -> None:
 
 
 def modes(table: Path) -> dict[str, tuple[str, int | None]]:
-    decision = decide_refresh(Table.load(table), None, None, parallelism=PARALLELISM)
+    decision = decide_refresh(Table.load(table,
+                                         fileio=FileIO()), None, None, parallelism=PARALLELISM)
     return {c.name: (c.mode, c.base_snapshot_id) for c in decision.columns}
 
 
@@ -64,17 +66,18 @@ def test_appends_after_a_rename_refresh_incrementally_in_process(
     base = doc["base"]
     assert modes(table) == {"k": ("incremental", base), "h": ("incremental", base),
                             "m2": ("incremental", base), "p": ("incremental", base)}
-    decision = decide_refresh(Table.load(table), None, None, parallelism=PARALLELISM)
+    decision = decide_refresh(Table.load(table,
+                                         fileio=FileIO()), None, None, parallelism=PARALLELISM)
     assert (decision.mode, decision.new_data_files, decision.new_rows) == \
         ("incremental", 8, 16000)
-    result = compute_table_stats(table, master="local[2]", commit=True)
+    result = compute_table_stats(table, master="local[2]", commit=True, fileio=FileIO())
     assert (result.mode, result.base_snapshot_id, result.in_process) == \
         ("incremental", base, True)
     assert (result.files_read, result.rows_read, result.data_files) == (8, 16000, 16)
     assert sum(not c.exact for c in result.columns) == 3  # k, h, m2 in estimation mode
     assert_oracle(table, doc, result.statistics_path)
     # committed: the target is fresh now, and left as it is
-    again = compute_table_stats(table, master="local[2]")
+    again = compute_table_stats(table, master="local[2]", fileio=FileIO())
     assert (again.mode, again.statistics_path, again.rows_read) == \
         ("fresh", result.statistics_path, 0)
     assert [c.ndv for c in again.columns] == [c.ndv for c in result.columns]
@@ -85,12 +88,12 @@ def test_a_base_written_by_puffin_cli(incremental_tables: Path, tmp_path: Path) 
     refresh from them still gives Iceberg's bytes at the target."""
     table, doc = copy(incremental_tables, "inc_appends_v2", tmp_path)
     ours = compute_table_stats(table, snapshot_id=doc["base"], master="local[2]",
-                               commit=True, full=True)
+                               commit=True, full=True, fileio=FileIO())
     assert ours.mode == "full"
-    loaded = Table.load(table)
+    loaded = Table.load(table, fileio=FileIO())
     [entry] = [e for e in loaded.metadata.statistics if e.snapshot_id == doc["base"]]
     assert entry.path.endswith(Path(ours.statistics_path).name)
-    result = compute_table_stats(table, master="local[2]")
+    result = compute_table_stats(table, master="local[2]", fileio=FileIO())
     assert (result.mode, result.base_snapshot_id) == ("incremental", doc["base"])
     assert_oracle(table, doc, result.statistics_path)
 
@@ -101,14 +104,15 @@ def test_full_where_the_rules_say_so(incremental_tables: Path, tmp_path: Path,
     """A compaction (replace), a merge-on-read delete, and a table read in one task at the
     target but two at the base: every column full, still Iceberg's bytes."""
     table, doc = copy(incremental_tables, name, tmp_path)
-    decision = decide_refresh(Table.load(table), None, None, parallelism=PARALLELISM)
+    decision = decide_refresh(Table.load(table,
+                                         fileio=FileIO()), None, None, parallelism=PARALLELISM)
     assert decision.mode == "full"
     assert {c.mode for c in decision.columns} == {"full"}
     reason = decision.columns[0].reason
     expected = {"inc_compact_v2": "is a replace", "inc_delete_v2": "since base",
                 "inc_small_v2": "Spark tasks"}[name]
     assert expected in reason, reason
-    result = compute_table_stats(table, master="local[2]")
+    result = compute_table_stats(table, master="local[2]", fileio=FileIO())
     assert (result.mode, result.in_process, result.files_read) == \
         ("full", False, result.data_files)
     assert_oracle(table, doc, result.statistics_path)
@@ -121,9 +125,10 @@ def test_a_promoted_column_is_full_the_others_incremental(incremental_tables: Pa
     decided = modes(table)
     assert decided == {"k": ("incremental", base), "h": ("incremental", base),
                        "m": ("incremental", base), "p": ("full", None)}
-    decision = decide_refresh(Table.load(table), None, None, parallelism=PARALLELISM)
+    decision = decide_refresh(Table.load(table,
+                                         fileio=FileIO()), None, None, parallelism=PARALLELISM)
     assert "type changed from int" in decision.columns[3].reason
-    result = compute_table_stats(table, master="local[2]")
+    result = compute_table_stats(table, master="local[2]", fileio=FileIO())
     assert result.mode == "full"
     assert [c.mode for c in result.columns] == ["incremental"] * 3 + ["full"]
     assert_oracle(table, doc, result.statistics_path)
@@ -132,7 +137,7 @@ def test_a_promoted_column_is_full_the_others_incremental(incremental_tables: Pa
 def test_a_partitioned_table(incremental_tables: Path, tmp_path: Path) -> None:
     table, doc = copy(incremental_tables, "inc_part_v2", tmp_path)
     assert set(modes(table).values()) == {("incremental", doc["base"])}
-    result = compute_table_stats(table, master="local[2]", in_process_rows=0)
+    result = compute_table_stats(table, master="local[2]", in_process_rows=0, fileio=FileIO())
     assert (result.mode, result.in_process) == ("incremental", False)  # on Spark
     assert_oracle(table, doc, result.statistics_path)
 
@@ -140,19 +145,21 @@ def test_a_partitioned_table(incremental_tables: Path, tmp_path: Path) -> None:
 def test_a_missing_or_corrupt_base_file_means_full(incremental_tables: Path,
                                                    tmp_path: Path) -> None:
     table, doc = copy(incremental_tables, "inc_appends_v2", tmp_path)
-    loaded = Table.load(table)
+    loaded = Table.load(table, fileio=FileIO())
     [entry] = [e for e in loaded.metadata.statistics if e.snapshot_id == doc["base"]]
     base_file = table / "metadata" / Path(entry.path).name
     data = base_file.read_bytes()
     base_file.write_bytes(data[:-9] + b"\0" * 9)  # footer length and magic broken
-    decision = decide_refresh(Table.load(table), None, None, parallelism=PARALLELISM)
+    decision = decide_refresh(Table.load(table,
+                                         fileio=FileIO()), None, None, parallelism=PARALLELISM)
     assert {c.mode for c in decision.columns} == {"full"}
     assert "fails its checks" in decision.columns[0].reason
     base_file.unlink()
-    decision = decide_refresh(Table.load(table), None, None, parallelism=PARALLELISM)
+    decision = decide_refresh(Table.load(table,
+                                         fileio=FileIO()), None, None, parallelism=PARALLELISM)
     assert {c.mode for c in decision.columns} == {"full"}
     assert "fails its checks" in decision.columns[0].reason
-    result = compute_table_stats(table, master="local[2]")
+    result = compute_table_stats(table, master="local[2]", fileio=FileIO())
     assert result.mode == "full"
     assert_oracle(table, doc, result.statistics_path)
 

@@ -26,6 +26,7 @@ from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.spark.stats import compute_table_stats
+from puffin_cli.storage import FileIO
 
 SCRIPT = (Path(__file__).resolve().parent / "interop" / "spark_scripts"
           / "manifest_order_tables.py")
@@ -67,7 +68,7 @@ def test_hash_set_order_is_javas(manifest_order_tables: Path) -> None:
 @pytest.mark.parametrize("name", TABLES)
 def test_task_groups_follow_the_hash_set_order(manifest_order_tables: Path, name: str) -> None:
     expected = recorded(manifest_order_tables)[name]
-    table = Table.load(manifest_order_tables / "warehouse" / "db" / name)
+    table = Table.load(manifest_order_tables / "warehouse" / "db" / name, fileio=FileIO())
     plan = plan_snapshot(table, stats_snapshot(table, None), None)
     assert len({f.location for f in plan.data_files}) == len(expected["listed"]) >= 6
     groups = plan_task_groups(plan, 2)
@@ -87,11 +88,11 @@ def test_statistics_equal_icebergs(manifest_order_tables: Path, name: str,
     Iceberg's, which depend on which files share a task and in which order."""
     table = tmp_path / name
     shutil.copytree(manifest_order_tables / "warehouse" / "db" / name, table)
-    metadata = load_metadata(current_metadata_file(table))
+    metadata = load_metadata(current_metadata_file(table, fileio=FileIO()), fileio=FileIO())
     entry = next(s for s in metadata.statistics
                  if s.snapshot_id == metadata.current_snapshot_id)
     iceberg = read_blobs(table / "metadata" / Path(entry.path).name)
-    result = compute_table_stats(table, master="local[2]", full=True)
+    result = compute_table_stats(table, master="local[2]", full=True, fileio=FileIO())
     ours = read_blobs(result.statistics_path)
     assert sorted(ours) == sorted(iceberg) == [1, 2, 3]
     assert not any(c.exact for c in result.columns)

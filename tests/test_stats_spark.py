@@ -27,6 +27,7 @@ from puffin_cli.analysis.table.metadata import current_metadata_file, load_metad
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.spark.stats import compute_table_stats
+from puffin_cli.storage import FileIO
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "stats_tables.py"
 
@@ -53,7 +54,7 @@ def copy_table(stats_tables: Path, name: str, tmp_path: Path) -> Path:
 
 def iceberg_statistics(table: Path) -> tuple[Any, dict[int, tuple[Any, bytes]]]:
     """Iceberg's statistics file for the current snapshot: (entry, field id -> (blob, bytes))."""
-    metadata = load_metadata(current_metadata_file(table))
+    metadata = load_metadata(current_metadata_file(table, fileio=FileIO()), fileio=FileIO())
     entry = next(s for s in metadata.statistics if s.snapshot_id == metadata.current_snapshot_id)
     local = table / "metadata" / Path(entry.path).name
     return entry, read_blobs(local)
@@ -65,7 +66,8 @@ def read_blobs(path: Path | str) -> dict[int, tuple[Any, bytes]]:
 
 
 def run(table: Path, spark: Any, **options: Any) -> StatsResult:
-    return compute_table_stats(table, master="local[2]", **{"full": True, **options})
+    return compute_table_stats(table, master="local[2]", **{"full": True, **options},
+                               fileio=FileIO())
 
 
 @pytest.mark.parametrize("name", ["types_v2", "types_v3"])
@@ -138,7 +140,7 @@ def test_sketches_in_process_equal_icebergs(stats_tables: Path, tmp_path: Path) 
 
     table = copy_table(stats_tables, "wide_v2", tmp_path)
     _, iceberg = iceberg_statistics(table)
-    plan = steps.plan_statistics(Table.load(table), None, None)
+    plan = steps.plan_statistics(Table.load(table, fileio=FileIO()), None, None)
     sketches = steps.sketch_in_process(plan, 200)  # local[2]: max(2, 200 shuffle partitions)
     written = steps.write_statistics(plan, sketches)
     ours = read_blobs(written.path)
@@ -156,7 +158,7 @@ def test_sketches_in_process_equal_icebergs(stats_tables: Path, tmp_path: Path) 
 
 def test_columns_and_snapshot_options(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
     table = copy_table(stats_tables, "types_v2", tmp_path)
-    metadata = load_metadata(current_metadata_file(table))
+    metadata = load_metadata(current_metadata_file(table, fileio=FileIO()), fileio=FileIO())
     first = metadata.snapshots[0]
     # The old name of a renamed column finds it in the older snapshot's schema.
     result = run(table, spark, columns=["s", "l"], snapshot_id=first.snapshot_id)
@@ -179,7 +181,8 @@ def test_orc_data_files(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
     column, a column older files lack) gives Iceberg's own sketches byte for byte."""
     orc = copy_table(stats_tables, "orc_v2", tmp_path)
     parquet = copy_table(stats_tables, "types_v2", tmp_path)
-    first = {t: load_metadata(current_metadata_file(t)).snapshots[0].snapshot_id
+    io = FileIO()
+    first = {t: load_metadata(current_metadata_file(t, io), io).snapshots[0].snapshot_id
              for t in (orc, parquet)}
     ours = run(orc, spark, snapshot_id=first[orc])
     reference = run(parquet, spark, snapshot_id=first[parquet])
@@ -261,7 +264,7 @@ def test_missing_file_is_one_line_exit_1(kind: str, stats_tables: Path, spark: A
     from puffin_cli.cli.main import main
 
     table = copy_table(stats_tables, "types_v2", tmp_path)
-    loaded = Table.load(table)
+    loaded = Table.load(table, fileio=FileIO())
     plan = plan_snapshot(loaded, stats_snapshot(loaded, None), None)
     missing = Path(plan.data_files[-1].local if kind == "data"
                    else plan.position_deletes[-1].local)
@@ -279,7 +282,7 @@ def test_missing_file_is_one_line_exit_1(kind: str, stats_tables: Path, spark: A
 
 def test_unknown_column_and_snapshot(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
     table = copy_table(stats_tables, "types_v3", tmp_path)
-    metadata = load_metadata(current_metadata_file(table))
+    metadata = load_metadata(current_metadata_file(table, fileio=FileIO()), fileio=FileIO())
     with pytest.raises(PuffinError) as caught:
         run(table, spark, columns=["nope"])
     assert caught.value.code == "stats.column"
@@ -297,10 +300,10 @@ def test_commit_is_seen_by_iceberg_java(stats_tables: Path, spark: Any, tmp_path
     """After --commit, Iceberg Java loads the table and lists our statistics file (replacing
     its own for that snapshot) with our NDVs."""
     table = copy_table(stats_tables, "types_v3", tmp_path)
-    before = load_metadata(current_metadata_file(table))
+    before = load_metadata(current_metadata_file(table, fileio=FileIO()), fileio=FileIO())
     result = run(table, spark, commit=True)
     assert result.committed_version is not None
-    after = load_metadata(current_metadata_file(table))
+    after = load_metadata(current_metadata_file(table, fileio=FileIO()), fileio=FileIO())
     assert Path(after.path).name == f"v{result.committed_version}.metadata.json"
     assert [s.snapshot_id for s in after.statistics].count(result.snapshot_id) == 1
     assert len(after.statistics) == len(before.statistics)
@@ -399,7 +402,7 @@ def test_every_statistics_file_of_the_table_tiers(name: str, spark_tables: Path,
     estimation-mode sketch of such a task depends on that order, see docs/spark.md.)"""
     table = tmp_path / name
     shutil.copytree(table_dir(spark_tables, name), table)
-    metadata = load_metadata(current_metadata_file(table))
+    metadata = load_metadata(current_metadata_file(table, fileio=FileIO()), fileio=FileIO())
     assert metadata.statistics
     for entry in metadata.statistics:
         iceberg = read_blobs(table / "metadata" / Path(entry.path).name)

@@ -227,7 +227,7 @@ def content(path: str, kind: int, sequence: int, *, cat: int | None = 0, spec_id
 
 class StubReader(ManifestReader):
     def __init__(self, files: list[ContentFile]) -> None:
-        super().__init__(PathMapper())
+        super().__init__(PathMapper(), FileIO())
         self.files = files
 
     def manifest_files(self, snapshot: Snapshot) -> list[ManifestFile]:
@@ -395,7 +395,7 @@ TABLES = ("t_default", "t_sizes", "t_part", "t_pos_file", "t_pos_part", "t_dv", 
 @pytest.mark.parametrize("name", TABLES)
 def test_task_groups_match_icebergs_spark_scan(task_tables: Path, name: str) -> None:
     expected = json.loads((task_tables / "tables.json").read_text())[name]
-    table = Table.load(task_tables / "warehouse" / "db" / name)
+    table = Table.load(task_tables / "warehouse" / "db" / name, fileio=FileIO())
     plan = plan_snapshot(table, stats_snapshot(table, None), None)
 
     # the delete files attached to each data file, as Iceberg's scan planning attaches them

@@ -19,6 +19,7 @@ from tables.synthetic import TableBuilder, data_entry, dv_entry
 from puffin_cli.analysis.table.walk import analyze_path
 from puffin_cli.cli.main import cli
 from puffin_cli.format.findings import DATA, DELETES, Duplicate, FileRef, Mismatch, Orphan
+from puffin_cli.storage import FileIO
 
 LOCATION = "s3://bucket/warehouse/db/t"
 
@@ -51,7 +52,7 @@ def test_findings_carry_typed_facts_and_messages_rendered_from_them(tmp_path: Pa
     table, data = _duplicate_dv_table(tmp_path / "t")
     table.finish()
     puffin = next(str(p) for p in (tmp_path / "t").rglob("*.puffin"))
-    (report,) = analyze_path(table.root, all_snapshots=True).tables
+    (report,) = analyze_path(table.root, all_snapshots=True, fileio=FileIO()).tables
     by_code = {f.code: f for f in report.findings}
     assert sorted(by_code) == ["table.dv.duplicate", "table.dv.record-count",
                                "table.stats.missing"]
@@ -119,7 +120,7 @@ def test_orphan_facts_carry_the_file_age(tmp_path: Path) -> None:
     table.finish()
     stray = tmp_path / "t" / "metadata" / "x.puffin"
     stray.write_bytes(b"")
-    (report,) = analyze_path(table.root).tables
+    (report,) = analyze_path(table.root, fileio=FileIO()).tables
     (orphan,) = [f for f in report.findings if f.code == "table.orphan"]
     assert orphan.facts is not None
     assert orphan.facts.detail == Orphan("statistics entry", 0, stray.stat().st_mtime)

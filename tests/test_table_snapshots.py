@@ -14,6 +14,7 @@ from tables.synthetic import TableBuilder, data_entry, dv_entry, dv_table
 
 from puffin_cli.analysis.table.walk import analyze_path
 from puffin_cli.cli.main import cli
+from puffin_cli.storage import FileIO
 
 
 def _carried(tmp_path: Path, snapshots: int = 5, dvs: int = 3) -> Path:
@@ -27,7 +28,7 @@ def _invoke(*args: str) -> Any:
 
 
 def test_manifests_shared_by_snapshots_are_read_once(tmp_path: Path) -> None:
-    (report,) = analyze_path(_carried(tmp_path), all_snapshots=True).tables
+    (report,) = analyze_path(_carried(tmp_path), all_snapshots=True, fileio=FileIO()).tables
     # 5 manifest lists and 10 manifests; read per snapshot it would be 5 + 2+4+6+8+10 = 35
     assert report.manifests_read == 15
     assert [v.totals.deletion_vectors for v in report.snapshots] == [3, 6, 9, 12, 15]
@@ -40,7 +41,7 @@ def test_manifests_shared_by_snapshots_are_read_once(tmp_path: Path) -> None:
 def test_every_snapshot_counts_what_it_lists_not_what_it_carried(tmp_path: Path) -> None:
     root = tmp_path / "t"
     dv_table(root, snapshots=4, dvs_per_snapshot=2, carry=False).finish()
-    (report,) = analyze_path(root, all_snapshots=True, limit=None).tables
+    (report,) = analyze_path(root, all_snapshots=True, limit=None, fileio=FileIO()).tables
     assert [v.totals.deletion_vectors for v in report.snapshots] == [2, 2, 2, 2]
     assert [{dv.data_file.rsplit("/", 1)[1] for dv in v.deletion_vectors}
             for v in report.snapshots][1] == {"s2-f0.parquet", "s2-f1.parquet"}
@@ -49,13 +50,13 @@ def test_every_snapshot_counts_what_it_lists_not_what_it_carried(tmp_path: Path)
 
 def test_limit_lists_the_first_dvs_and_counts_the_rest(tmp_path: Path) -> None:
     root = _carried(tmp_path)
-    (report,) = analyze_path(root, all_snapshots=True, limit=2).tables
+    (report,) = analyze_path(root, all_snapshots=True, limit=2, fileio=FileIO()).tables
     last = report.snapshots[-1]
     assert len(last.deletion_vectors) == 2
     assert last.deletion_vectors_omitted == 13
     assert [dv.data_file for dv in last.deletion_vectors] == sorted(
         dv.data_file or "" for dv in last.deletion_vectors)
-    (whole,) = analyze_path(root).tables  # one snapshot: every DV by default
+    (whole,) = analyze_path(root, fileio=FileIO()).tables  # one snapshot: every DV by default
     assert len(whole.snapshots[0].deletion_vectors) == 15
     assert whole.snapshots[0].deletion_vectors_omitted == 0
     assert last.deletion_vectors == whole.snapshots[0].deletion_vectors[:2]
@@ -129,7 +130,7 @@ def test_ci_options_of_validate_work_on_table(tmp_path: Path,
 
 
 def test_a_dv_carried_by_many_snapshots_is_checked_once(tmp_path: Path) -> None:
-    (report,) = analyze_path(_bad_dv_table(tmp_path), all_snapshots=True).tables
+    (report,) = analyze_path(_bad_dv_table(tmp_path), all_snapshots=True, fileio=FileIO()).tables
     codes = [f.code for f in report.findings]
     assert codes == ["table.dv.record-count"]
     assert report.findings[0].message.startswith("snapshot 1001: ")
@@ -147,7 +148,7 @@ def test_a_duplicate_dv_is_reported_once_when_it_appears(tmp_path: Path) -> None
     table.snapshot([(data_manifest, 0, 1), (first, 1, 1), (second, 1, 2)])
     table.snapshot([(data_manifest, 0, 1), (first, 1, 1), (second, 1, 2)])
     table.finish()
-    (report,) = analyze_path(table.root, all_snapshots=True).tables
+    (report,) = analyze_path(table.root, all_snapshots=True, fileio=FileIO()).tables
     duplicates = [f.message for f in report.findings if f.code == "table.dv.duplicate"]
     assert duplicates == [f"snapshot 1002: 2 deletion vectors for data file {data}; at most "
                           "one is allowed"]

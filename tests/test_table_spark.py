@@ -18,6 +18,7 @@ from tables.fixtures import TABLES, java_report, spark_tables, table_dir  # noqa
 from puffin_cli.analysis.table.walk import analyze_path
 from puffin_cli.cli.main import cli
 from puffin_cli.format.findings import Severity
+from puffin_cli.storage import FileIO
 
 
 def _run_json(*args: str) -> tuple[int, dict[str, Any]]:
@@ -137,9 +138,9 @@ def test_current_snapshot_reads_only_its_own_manifests(spark_tables: Path) -> No
     snap = next(s for s in meta["snapshots"] if s["snapshot-id"] == meta["current-snapshot-id"])
     with open(local(table, snap["manifest-list"], meta["location"]), "rb") as f:
         manifests = list(fastavro.reader(f))
-    (report,) = analyze_path(table).tables
+    (report,) = analyze_path(table, fileio=FileIO()).tables
     assert report.manifests_read == 1 + len(manifests)
-    (all_report,) = analyze_path(table, all_snapshots=True).tables
+    (all_report,) = analyze_path(table, all_snapshots=True, fileio=FileIO()).tables
     assert all_report.manifests_read > report.manifests_read
 
 
@@ -297,7 +298,7 @@ def test_corrupt_copy_is_caught(spark_tables: Path, tmp_path: Path, case: str,  
 
 def test_clean_copy_has_no_errors(spark_tables: Path, tmp_path: Path) -> None:  # noqa: F811
     table = copy_table(table_dir(spark_tables, "dv_v3"), tmp_path / "dv_v3")
-    (report,) = analyze_path(table, all_snapshots=True).tables
+    (report,) = analyze_path(table, all_snapshots=True, fileio=FileIO()).tables
     assert report.errors == 0
     assert all(f.severity is Severity.INFO for f in report.findings)
     assert report.relocated == ((str(table_dir(spark_tables, "dv_v3")), str(table.resolve())),)

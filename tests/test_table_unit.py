@@ -27,6 +27,7 @@ from puffin_cli.blobs.deletion_vector import encode_deletion_vector
 from puffin_cli.cli.main import cli
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Severity
+from puffin_cli.storage import FileIO
 
 
 def _table(tmp_path: Path, **kwargs: object) -> Path:
@@ -37,7 +38,7 @@ def _table(tmp_path: Path, **kwargs: object) -> Path:
 
 def test_current_snapshot_reads_only_its_list_and_manifests(tmp_path: Path) -> None:
     root = _table(tmp_path)
-    (report,) = analyze_path(root).tables
+    (report,) = analyze_path(root, fileio=FileIO()).tables
     assert report.manifests_read == 3  # its manifest list, one data and one delete manifest
     (view,) = report.snapshots
     assert view.snapshot_id == 1003 and view.current
@@ -49,22 +50,22 @@ def test_current_snapshot_reads_only_its_list_and_manifests(tmp_path: Path) -> N
 
 def test_snapshot_selection(tmp_path: Path) -> None:
     root = _table(tmp_path)
-    (report,) = analyze_path(root, snapshot_id=1001).tables
+    (report,) = analyze_path(root, snapshot_id=1001, fileio=FileIO()).tables
     assert [v.snapshot_id for v in report.snapshots] == [1001]
-    (report,) = analyze_path(root, all_snapshots=True).tables
+    (report,) = analyze_path(root, all_snapshots=True, fileio=FileIO()).tables
     assert [v.snapshot_id for v in report.snapshots] == [1001, 1002, 1003]
     assert report.manifests_read == 9
     with pytest.raises(PuffinError, match=r"no snapshot 7 \(latest snapshots: 1001, 1002, 1003\)"):
-        analyze_path(root, snapshot_id=7)
+        analyze_path(root, snapshot_id=7, fileio=FileIO())
 
 
 def test_orphans_everywhere_with_all_snapshots(tmp_path: Path) -> None:
     root = _table(tmp_path)
     stray = root / "data" / "stray.puffin"
     stray.write_bytes(b"PFA1")
-    (default,) = analyze_path(root).tables
+    (default,) = analyze_path(root, fileio=FileIO()).tables
     assert default.orphans == ()  # only metadata/ is searched for one snapshot
-    (everything,) = analyze_path(root, all_snapshots=True).tables
+    (everything,) = analyze_path(root, all_snapshots=True, fileio=FileIO()).tables
     assert everything.orphans == (str(stray),)
     assert [f.code for f in everything.findings] == ["table.orphan"]
 
@@ -75,18 +76,18 @@ def test_discovery_rules(tmp_path: Path) -> None:
     body = (meta / "v1.metadata.json").read_text()
     (meta / "v2.metadata.json").write_text(body)
     (meta / "v10.metadata.json").write_text(body)
-    assert Path(current_metadata_file(root)).name == "v10.metadata.json"
+    assert Path(current_metadata_file(root, fileio=FileIO())).name == "v10.metadata.json"
     (meta / "version-hint.text").write_text("2\n")
-    assert Path(current_metadata_file(root)).name == "v2.metadata.json"
+    assert Path(current_metadata_file(root, fileio=FileIO())).name == "v2.metadata.json"
     for p in meta.glob("v*.metadata.json"):
         p.unlink()
     (meta / "version-hint.text").unlink()
     (meta / "00003-1b2c.metadata.json").write_text(body)
     (meta / "00012-9a8b.metadata.json").write_text(body)
-    assert Path(current_metadata_file(root)).name == "00012-9a8b.metadata.json"
+    assert Path(current_metadata_file(root, fileio=FileIO())).name == "00012-9a8b.metadata.json"
     (meta / "00012-9a8b.metadata.json").unlink()
     (meta / "00013-77aa.gz.metadata.json").write_bytes(gzip.compress(body.encode()))
-    (report,) = analyze_path(root).tables
+    (report,) = analyze_path(root, fileio=FileIO()).tables
     assert report.metadata_file.endswith("00013-77aa.gz.metadata.json")
 
 
@@ -94,24 +95,25 @@ def test_warehouse_finds_every_table(tmp_path: Path) -> None:
     for name in ("a", "b"):
         dv_table(tmp_path / "wh" / "db" / name, snapshots=1, dvs_per_snapshot=1,
                  carry=False).finish()
-    report = analyze_path(tmp_path / "wh")
+    report = analyze_path(tmp_path / "wh", fileio=FileIO())
     assert [Path(t.path).name for t in report.tables] == ["a", "b"]
     with pytest.raises(PuffinError, match="no Iceberg table found"):
-        analyze_path(tmp_path / "wh" / "db" / "a" / "data")
+        analyze_path(tmp_path / "wh" / "db" / "a" / "data", fileio=FileIO())
 
 
 def test_moved_table_and_object_store_locations(tmp_path: Path) -> None:
     root = _table(tmp_path, location="s3://bucket/warehouse/db/t")
-    (report,) = analyze_path(root).tables
+    (report,) = analyze_path(root, fileio=FileIO()).tables
     assert report.relocated == (("s3://bucket/warehouse/db/t", str(root.resolve())),)
     assert report.errors == 0 and len(report.snapshots[0].deletion_vectors) == 2
     moved = tmp_path / "moved"
     shutil.move(str(root), moved)
-    (report,) = analyze_path(moved / "metadata" / "v1.metadata.json").tables
+    (report,) = analyze_path(moved / "metadata" / "v1.metadata.json", fileio=FileIO()).tables
     assert report.relocated == (("s3://bucket/warehouse/db/t", str(moved.resolve())),)
     assert report.errors == 0
     with pytest.raises(PuffinError, match=r"/snap-1003-1-.*\.avro: cannot open: No such file"):
-        analyze_path(moved, relocate=[("s3://bucket/warehouse", str(tmp_path / "x"))])
+        analyze_path(moved, relocate=[("s3://bucket/warehouse", str(tmp_path / "x"))],
+                     fileio=FileIO())
 
 
 def test_path_mapper_and_relocate_option() -> None:
@@ -133,14 +135,14 @@ def test_v1_inline_manifests(tmp_path: Path) -> None:
         snap.pop("manifest-list")
         snap["manifests"] = []
     path.write_text(json.dumps(obj))
-    (report,) = analyze_path(root).tables
+    (report,) = analyze_path(root, fileio=FileIO()).tables
     assert report.format_version == 1 and report.manifests_read == 0
     assert report.snapshots[0].deletion_vectors == ()
 
 
 def test_field_names(tmp_path: Path) -> None:
     root = _table(tmp_path)
-    names = Table.load(root).field_names(None)
+    names = Table.load(root, fileio=FileIO()).field_names(None)
     assert [names.name(i) for i in (1, 2, 3, 4, 2147483645, 77)] == \
         ["id", "customer", "customer.name", "part", "_pos", None]
     nested = FieldNames({"schema-id": 5, "fields": [
@@ -198,11 +200,11 @@ def test_dv_container_damage_is_reported_not_raised() -> None:
 
 def test_bare_dv_file_is_decoded_and_an_error(tmp_path: Path) -> None:
     root = _table(tmp_path)
-    (report,) = analyze_path(root).tables
+    (report,) = analyze_path(root, fileio=FileIO()).tables
     puffin = Path(report.snapshots[0].deletion_vectors[0].path)
     data = puffin.read_bytes()
     puffin.write_bytes(b"XXXX" + data[4:])  # no leading magic: not a Puffin file any more
-    (report,) = analyze_path(root).tables
+    (report,) = analyze_path(root, fileio=FileIO()).tables
     assert {dv.container for dv in report.snapshots[0].deletion_vectors} == {"bare-dv"}
     assert {(f.code, f.severity) for f in report.findings} == \
         {("table.dv.container", Severity.ERROR)}
@@ -228,7 +230,7 @@ def test_cli_human_and_json(tmp_path: Path) -> None:
 
 def test_builder_without_snapshots(tmp_path: Path) -> None:
     TableBuilder(tmp_path / "empty").finish()
-    (report,) = analyze_path(tmp_path / "empty").tables
+    (report,) = analyze_path(tmp_path / "empty", fileio=FileIO()).tables
     assert report.snapshots == () and report.current_snapshot_id is None
 
 

@@ -17,6 +17,7 @@ from puffin_cli.analysis.profiles import PROFILES, RULES
 from puffin_cli.analysis.validate import validate_file
 from puffin_cli.format import Finding, PuffinWriter, Severity
 from puffin_cli.format.codecs import compress
+from puffin_cli.storage import FileIO
 
 
 def codes(report: FileReport, severity: Severity | None = None) -> list[str]:
@@ -64,7 +65,7 @@ def test_every_foreign_sample_passes_every_profile(path: Path) -> None:
     expected = json.loads((SAMPLES / "expected" / f"{path.name}.json").read_text())
     assert expected["java_accepted"] is True
     for profile in PROFILES:
-        report = validate_file(path, profile=profile)
+        report = validate_file(path, profile=profile, fileio=FileIO())
         if profile == "trino" and path.name == "multi-blob-mixed.puffin":
             # Blobs 0 and 1 are both single-field theta sketches of field 1.
             assert codes(report) == ["profile.trino.duplicate-theta-field"] * 2
@@ -75,13 +76,13 @@ def test_every_foreign_sample_passes_every_profile(path: Path) -> None:
 
 
 def test_sample_without_created_by_is_info_only() -> None:
-    report = validate_file(SAMPLES / "public/empty-puffin-uncompressed.bin")
+    report = validate_file(SAMPLES / "public/empty-puffin-uncompressed.bin", fileio=FileIO())
     assert codes(report) == ["json.created-by"]
     assert not report.failed(strict=True)
 
 
 def test_empty_file(tmp_path: Path) -> None:
-    report = validate_file(put(tmp_path, b""))
+    report = validate_file(put(tmp_path, b""), fileio=FileIO())
     finding = only(report, "file.too-short")
     assert finding.message == ("file is empty; the smallest Puffin file is 20 bytes (magic and an "
                                "empty footer)")
@@ -89,13 +90,13 @@ def test_empty_file(tmp_path: Path) -> None:
 
 
 def test_three_byte_file(tmp_path: Path) -> None:
-    report = validate_file(put(tmp_path, b"PFA"))
+    report = validate_file(put(tmp_path, b"PFA"), fileio=FileIO())
     assert codes(report) == ["file.too-short"]
     assert only(report, "file.too-short").message.startswith("file is 3 bytes;")
 
 
 def test_missing_file_is_a_finding_not_an_exception(tmp_path: Path) -> None:
-    report = validate_file(tmp_path / "nope.puffin")
+    report = validate_file(tmp_path / "nope.puffin", fileio=FileIO())
     assert codes(report) == ["file.open"]
     assert report.file_size is None
 
@@ -121,14 +122,14 @@ def test_a_read_failing_after_the_footer_is_file_read(monkeypatch: pytest.Monkey
         return pread(fd, length, offset)
 
     monkeypatch.setattr(os, "pread", failing)
-    report = validate_file(sample)
+    report = validate_file(sample, fileio=FileIO())
     assert [(f.code, f.severity) for f in report.findings] == [("file.read", Severity.ERROR)]
     assert "Input/output error" in report.findings[0].message
     assert len(reads) == 2
 
 
 def test_encrypted_file(tmp_path: Path) -> None:
-    report = validate_file(put(tmp_path, b"AGS1" + bytes(100)))
+    report = validate_file(put(tmp_path, b"AGS1" + bytes(100)), fileio=FileIO())
     assert codes(report) == ["file.encrypted"]
     assert "key needed" in report.findings[0].message
 
@@ -136,7 +137,7 @@ def test_encrypted_file(tmp_path: Path) -> None:
 def test_bad_leading_magic_still_checks_the_footer(tmp_path: Path) -> None:
     data = bytearray(assemble(b"", {"blobs": [], "properties": {"created-by": "t"}}))
     data[:4] = b"PFA2"
-    report = validate_file(put(tmp_path, bytes(data)))
+    report = validate_file(put(tmp_path, bytes(data)), fileio=FileIO())
     finding = only(report, "file.magic")
     assert finding.message == "leading magic is 50464132, expected 50464131 (PFA1)"
     assert finding.offset == 0
@@ -145,14 +146,14 @@ def test_bad_leading_magic_still_checks_the_footer(tmp_path: Path) -> None:
 
 def test_bad_end_magic(tmp_path: Path) -> None:
     data = assemble(b"", {"blobs": []})[:-4] + b"XXXX"
-    report = validate_file(put(tmp_path, data))
+    report = validate_file(put(tmp_path, data), fileio=FileIO())
     assert codes(report) == ["footer.magic"]
     assert report.findings[0].offset == len(data) - 4
 
 
 def test_reserved_flag_bits_and_json_findings_are_all_reported(tmp_path: Path) -> None:
     data = assemble(b"", {"blobs": [], "x-extra": 1}, flags=b"\x00\x02\x00\x00")
-    report = validate_file(put(tmp_path, data))
+    report = validate_file(put(tmp_path, data), fileio=FileIO())
     assert codes(report) == ["footer.flags.reserved", "json.unknown-field", "json.created-by"]
     assert codes(report, Severity.ERROR) == ["footer.flags.reserved"]
 
@@ -161,20 +162,21 @@ def test_reserved_flag_bits_and_json_findings_are_all_reported(tmp_path: Path) -
 def test_impossible_payload_size(tmp_path: Path, size: int) -> None:
     data = bytearray(assemble(b"", {"blobs": []}))
     data[-12:-8] = struct.pack("<i", size)
-    report = validate_file(put(tmp_path, bytes(data)))
+    report = validate_file(put(tmp_path, bytes(data)), fileio=FileIO())
     assert codes(report) == ["footer.payload-size"]
     assert report.findings[0].offset == len(data) - 12
 
 
 def test_bad_json(tmp_path: Path) -> None:
-    report = validate_file(put(tmp_path, assemble(b"", b'{"blobs": [}')))
+    report = validate_file(put(tmp_path, assemble(b"", b'{"blobs": [}')), fileio=FileIO())
     finding = only(report, "json.syntax")
     assert finding.offset == 8
     assert finding.message.startswith("footer payload is not valid JSON:")
 
 
 def test_not_utf8(tmp_path: Path) -> None:
-    report = validate_file(put(tmp_path, assemble(b"", b'{"blobs": [], "\xff": 1}')))
+    report = validate_file(put(tmp_path, assemble(b"", b'{"blobs": [], "\xff": 1}')),
+                           fileio=FileIO())
     assert codes(report) == ["json.utf8"]
 
 
@@ -183,7 +185,8 @@ def test_every_json_problem_of_every_blob(tmp_path: Path) -> None:
     missing = blob_json(4, 0)
     del missing["length"]
     negative = blob_json(4, -1)
-    report = validate_file(put(tmp_path, assemble(b"", {"blobs": [bad_type, missing, negative]})))
+    report = validate_file(put(tmp_path, assemble(b"", {"blobs": [bad_type, missing, negative]})),
+                           fileio=FileIO())
     assert [(f.code, f.blob_index) for f in report.findings if f.severity is Severity.ERROR] == [
         ("json.type", 0), ("json.missing-field", 1), ("json.value", 2)]
     assert report.blob_count is None
@@ -193,7 +196,7 @@ def test_field_ids_and_ids_out_of_range(tmp_path: Path) -> None:
     footer = {"blobs": [blob_json(4, 0, fields=[1 << 31]),
                         blob_json(4, 0, **{"snapshot-id": 1 << 63})],
               "properties": {"created-by": "t"}}
-    report = validate_file(put(tmp_path, assemble(b"", footer)))
+    report = validate_file(put(tmp_path, assemble(b"", footer)), fileio=FileIO())
     assert [(f.code, f.blob_index) for f in report.findings] == [("json.range", 0),
                                                                 ("json.range", 1)]
     assert report.findings[0].message == "blob 0 field ID 2147483648 does not fit in a 32-bit int"
@@ -201,7 +204,7 @@ def test_field_ids_and_ids_out_of_range(tmp_path: Path) -> None:
 
 def test_blob_offset_inside_leading_magic(tmp_path: Path) -> None:
     footer = {"blobs": [blob_json(2, 4)], "properties": {"created-by": "t"}}
-    report = validate_file(put(tmp_path, assemble(b"abcd", footer)))
+    report = validate_file(put(tmp_path, assemble(b"abcd", footer)), fileio=FileIO())
     finding = only(report, "blob.range")
     assert finding.message == ("blob offset 2 is inside the leading magic; blobs start at byte 4 "
                                "or later")
@@ -210,21 +213,21 @@ def test_blob_offset_inside_leading_magic(tmp_path: Path) -> None:
 
 def test_blob_past_the_blob_area(tmp_path: Path) -> None:
     footer = {"blobs": [blob_json(4, 5)], "properties": {"created-by": "t"}}
-    report = validate_file(put(tmp_path, assemble(b"abcd", footer)))
+    report = validate_file(put(tmp_path, assemble(b"abcd", footer)), fileio=FileIO())
     assert only(report, "blob.range").message == (
         "blob range [4, 9) runs past the blob area, which ends where the footer starts at byte 8")
 
 
 def test_huge_length_does_not_allocate(tmp_path: Path) -> None:
     footer = {"blobs": [blob_json(4, 1 << 62)], "properties": {"created-by": "t"}}
-    report = validate_file(put(tmp_path, assemble(b"abcd", footer)))
+    report = validate_file(put(tmp_path, assemble(b"abcd", footer)), fileio=FileIO())
     assert codes(report) == ["blob.range", "blob.gap"]
 
 
 def test_overlap_and_gaps(tmp_path: Path) -> None:
     footer = {"blobs": [blob_json(6, 4), blob_json(8, 4), blob_json(4, 0)],
               "properties": {"created-by": "t"}}
-    report = validate_file(put(tmp_path, assemble(bytes(12), footer)))
+    report = validate_file(put(tmp_path, assemble(bytes(12), footer)), fileio=FileIO())
     overlap = only(report, "blob.overlap")
     assert overlap.message == "blob 1 [8, 12) overlaps blob 0, which extends to byte 10"
     assert (overlap.offset, overlap.blob_index) == (8, 1)
@@ -237,7 +240,7 @@ def test_overlap_and_gaps(tmp_path: Path) -> None:
 def test_unknown_codec(tmp_path: Path) -> None:
     footer = {"blobs": [blob_json(4, 4, **{"compression-codec": "snappy"})],
               "properties": {"created-by": "t"}}
-    report = validate_file(put(tmp_path, assemble(b"abcd", footer)))
+    report = validate_file(put(tmp_path, assemble(b"abcd", footer)), fileio=FileIO())
     assert only(report, "blob.codec.unknown").message == (
         "unknown compression codec 'snappy'; expected one of lz4, zstd or none")
 
@@ -247,7 +250,7 @@ def test_corrupt_zstd_blob(tmp_path: Path) -> None:
     frame[-6] ^= 0xFF
     footer = {"blobs": [blob_json(4, len(frame), **{"compression-codec": "zstd"})],
               "properties": {"created-by": "t"}}
-    report = validate_file(put(tmp_path, assemble(bytes(frame), footer)))
+    report = validate_file(put(tmp_path, assemble(bytes(frame), footer)), fileio=FileIO())
     assert codes(report) == ["blob.decompress"]
     assert report.findings[0].blob_index == 0
 
@@ -258,7 +261,7 @@ def test_zstd_frame_without_content_size(tmp_path: Path) -> None:
     frame = zstandard.ZstdCompressor(write_content_size=False).compress(b"abc" * 10)
     footer = {"blobs": [blob_json(4, len(frame), **{"compression-codec": "zstd"})],
               "properties": {"created-by": "t"}}
-    report = validate_file(put(tmp_path, assemble(frame, footer)))
+    report = validate_file(put(tmp_path, assemble(frame, footer)), fileio=FileIO())
     assert only(report, "blob.decompress").message == (
         "Zstandard frame has no content size; the spec requires it")
 
@@ -268,34 +271,36 @@ def test_frame_declaring_gigabytes_is_refused_before_allocating(tmp_path: Path) 
     frame[6:14] = struct.pack("<Q", 1 << 40)  # content size field of the LZ4 frame header
     footer = {"blobs": [blob_json(4, len(frame), **{"compression-codec": "lz4"})],
               "properties": {"created-by": "t"}}
-    report = validate_file(put(tmp_path, assemble(bytes(frame), footer)))
+    report = validate_file(put(tmp_path, assemble(bytes(frame), footer)), fileio=FileIO())
     assert codes(report, Severity.ERROR) == ["blob.too-large"]
 
 
 def test_blob_larger_than_the_limit_is_not_read(tmp_path: Path) -> None:
     path = written(tmp_path, [("x-test", bytes(1000), None)])
-    report = validate_file(path, max_blob_size=999)
+    report = validate_file(path, max_blob_size=999, fileio=FileIO())
     assert only(report, "blob.too-large").message == (
         "blob of 1000 bytes is larger than the limit of 999 bytes; not checked (raise "
         "--max-blob-size)")
-    assert validate_file(path, max_blob_size=1000).errors == 0
+    assert validate_file(path, max_blob_size=1000, fileio=FileIO()).errors == 0
 
 
 def test_lz4_is_a_spec_warning_and_an_engine_error(tmp_path: Path) -> None:
     path = written(tmp_path, [("x-test", b"abc" * 100, "lz4"), ("x-test", b"z", "zstd")],
                    compress_footer=True)
-    spec = validate_file(path)
+    spec = validate_file(path, fileio=FileIO())
     assert codes(spec) == ["footer.lz4", "blob.lz4"]
     assert spec.warnings == 2 and not spec.failed() and spec.failed(strict=True)
     assert "Iceberg Java, iceberg-rust and pyiceberg cannot read it" in spec.findings[0].message
-    java = validate_file(path, profile="java")
+    java = validate_file(path, profile="java", fileio=FileIO())
     assert codes(java) == ["profile.java.lz4", "profile.java.lz4"]
     assert java.errors == 2 and java.warnings == 0
     assert [f.blob_index for f in java.findings] == [None, 0]
-    assert codes(validate_file(path, profile="rust")) == ["profile.rust.lz4", "profile.rust.lz4"]
-    assert codes(validate_file(path, profile="pyiceberg")) == [
+    assert codes(validate_file(path, profile="rust",
+                               fileio=FileIO())) == ["profile.rust.lz4", "profile.rust.lz4"]
+    assert codes(validate_file(path, profile="pyiceberg", fileio=FileIO())) == [
         "profile.pyiceberg.compressed-footer", "profile.pyiceberg.lz4"]
-    assert codes(validate_file(path, profile="trino")) == ["footer.lz4", "blob.lz4"]
+    assert codes(validate_file(path, profile="trino",
+                               fileio=FileIO())) == ["footer.lz4", "blob.lz4"]
 
 
 def test_pyiceberg_refuses_other_blobs_in_a_dv_file(tmp_path: Path) -> None:
@@ -309,12 +314,12 @@ def test_pyiceberg_refuses_other_blobs_in_a_dv_file(tmp_path: Path) -> None:
                     fields=[2147483645], properties=dv_blob_properties("file:/d.parquet", 3))
     writer.add_blob("x-test", b"abc", fields=[1])
     writer.finish()
-    assert validate_file(target).errors == 0
-    report = validate_file(target, profile="pyiceberg")
+    assert validate_file(target, fileio=FileIO()).errors == 0
+    report = validate_file(target, profile="pyiceberg", fileio=FileIO())
     finding = only(report, "profile.pyiceberg.mixed-blobs")
     assert finding.blob_index == 1
     assert finding.message.endswith("blob 1 is a 'x-test' in a file of deletion vectors")
-    assert validate_file(target, profile="java").errors == 0
+    assert validate_file(target, profile="java", fileio=FileIO()).errors == 0
 
 
 def _theta_metadata_file(tmp_path: Path, ndvs: list[str], fields: list[int]) -> Path:
@@ -337,8 +342,8 @@ class _NoFindings:
 def test_trino_rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(validate_module, "handler_for", lambda type_name: _NoFindings())
     path = _theta_metadata_file(tmp_path, ["12", "1e3", "+7", "99999999999999999999"], [1, 1, 2, 3])
-    assert validate_file(path).errors == 0
-    report = validate_file(path, profile="trino")
+    assert validate_file(path, fileio=FileIO()).errors == 0
+    report = validate_file(path, profile="trino", fileio=FileIO())
     assert [(f.code, f.blob_index) for f in report.findings] == [
         ("profile.trino.ndv", 1), ("profile.trino.ndv", 3),
         ("profile.trino.duplicate-theta-field", 0), ("profile.trino.duplicate-theta-field", 1)]
@@ -355,7 +360,7 @@ def test_handler_crash_becomes_a_finding(tmp_path: Path, monkeypatch: pytest.Mon
             raise ValueError("boom")
 
     monkeypatch.setattr(validate_module, "handler_for", lambda type_name: Broken())
-    report = validate_file(written(tmp_path, [("x-test", b"abc", None)]))
+    report = validate_file(written(tmp_path, [("x-test", b"abc", None)]), fileio=FileIO())
     assert only(report, "internal.error").message == "the 'x-test' check failed: ValueError: boom"
 
 
@@ -368,7 +373,8 @@ def test_handler_findings_get_the_blob_index(tmp_path: Path,
             return [Finding("x.bad", Severity.WARNING, f"{len(data)} bytes", meta.offset)]
 
     monkeypatch.setattr(validate_module, "handler_for", lambda type_name: Picky())
-    report = validate_file(written(tmp_path, [("x-test", b"a", None), ("x-test", b"bc", "zstd")]))
+    report = validate_file(written(tmp_path, [("x-test", b"a", None), ("x-test", b"bc", "zstd")]),
+                           fileio=FileIO())
     assert [(f.message, f.blob_index) for f in report.findings] == [("1 bytes", 0),
                                                                     ("2 bytes", 1)]
 
@@ -406,7 +412,7 @@ def _flip(path: Path, offset: int) -> None:
 def test_dv_crc(tmp_path: Path) -> None:
     path = _dv_file(tmp_path, [1, 5, 9])
     _flip(path, 4 + 4 + 4 + 8 + 4 + 12)  # a byte inside the 32-bit bitmap of key 0
-    report = validate_file(path)
+    report = validate_file(path, fileio=FileIO())
     assert "dv.crc" in codes(report, Severity.ERROR)
     assert {f.blob_index for f in report.findings if f.code == "dv.crc"} == {0}
 
@@ -414,22 +420,22 @@ def test_dv_crc(tmp_path: Path) -> None:
 def test_dv_magic(tmp_path: Path) -> None:
     path = _dv_file(tmp_path, [1, 5, 9])
     _flip(path, 4 + 4)
-    assert "dv.magic" in codes(validate_file(path), Severity.ERROR)
+    assert "dv.magic" in codes(validate_file(path, fileio=FileIO()), Severity.ERROR)
 
 
 def test_dv_cardinality(tmp_path: Path) -> None:
-    report = validate_file(_dv_file(tmp_path, [1, 5, 9], cardinality=4))
+    report = validate_file(_dv_file(tmp_path, [1, 5, 9], cardinality=4), fileio=FileIO())
     assert codes(report) == ["dv.cardinality"]
     assert report.findings[0].blob_index == 0
 
 
 def test_dv_key_above_java_limit(tmp_path: Path) -> None:
     path = _dv_file(tmp_path, [0x7FFFFFFF << 32 | 5])
-    spec = validate_file(path)
+    spec = validate_file(path, fileio=FileIO())
     assert codes(spec) == ["dv.key-above-java-limit"] and spec.warnings == 1
-    java = validate_file(path, profile="java")
+    java = validate_file(path, profile="java", fileio=FileIO())
     assert codes(java) == ["profile.java.dv-key"] and java.errors == 1
-    assert validate_file(path, profile="pyiceberg").errors == 0
+    assert validate_file(path, profile="pyiceberg", fileio=FileIO()).errors == 0
 
 
 def test_dv_stored_crc_is_big_endian_zlib(tmp_path: Path) -> None:
@@ -443,7 +449,7 @@ def test_dv_stored_crc_is_big_endian_zlib(tmp_path: Path) -> None:
                          "length": len(blob), "properties": {"cardinality": "1",
                                                              "referenced-data-file": "f"}}],
               "properties": {"created-by": "t"}}
-    assert validate_file(put(tmp_path, assemble(blob, footer))).findings == ()
+    assert validate_file(put(tmp_path, assemble(blob, footer)), fileio=FileIO()).findings == ()
 
 
 # Theta sketches: the theta handler's findings come through validate.
@@ -463,22 +469,22 @@ def _theta_file(tmp_path: Path, ndv: str | None, seed_hash: bytes | None = None)
 
 
 def test_theta_valid(tmp_path: Path) -> None:
-    assert validate_file(_theta_file(tmp_path, "3")).findings == ()
+    assert validate_file(_theta_file(tmp_path, "3"), fileio=FileIO()).findings == ()
 
 
 def test_theta_seed(tmp_path: Path) -> None:
-    report = validate_file(_theta_file(tmp_path, "3", seed_hash=b"\x00\x00"))
+    report = validate_file(_theta_file(tmp_path, "3", seed_hash=b"\x00\x00"), fileio=FileIO())
     assert codes(report) == ["theta.seed"]
     assert report.findings[0].blob_index == 0
 
 
 def test_theta_ndv_differs_is_a_warning(tmp_path: Path) -> None:
-    report = validate_file(_theta_file(tmp_path, "4"))
+    report = validate_file(_theta_file(tmp_path, "4"), fileio=FileIO())
     assert codes(report, Severity.WARNING) == ["theta.ndv-property"]
     assert not report.failed() and report.failed(strict=True)
 
 
 def test_theta_ndv_not_digits_is_an_error_and_trino_cannot_parse_it(tmp_path: Path) -> None:
     path = _theta_file(tmp_path, "3.0")
-    assert codes(validate_file(path), Severity.ERROR) == ["theta.ndv-property"]
-    assert "profile.trino.ndv" in codes(validate_file(path, profile="trino"))
+    assert codes(validate_file(path, fileio=FileIO()), Severity.ERROR) == ["theta.ndv-property"]
+    assert "profile.trino.ndv" in codes(validate_file(path, profile="trino", fileio=FileIO()))

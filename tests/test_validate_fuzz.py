@@ -26,6 +26,7 @@ from puffin_cli.analysis.validate import validate_file
 from puffin_cli.blobs.deletion_vector import dv_blob_properties, encode_deletion_vector
 from puffin_cli.blobs.theta import build_theta_blob
 from puffin_cli.format import PuffinWriter
+from puffin_cli.storage import FileIO
 
 WORK = Path(tempfile.mkdtemp(prefix="puffin-validate-fuzz-"))
 atexit.register(shutil.rmtree, WORK, True)
@@ -66,7 +67,7 @@ bases = st.sampled_from(BASES)
 def check(data: bytes, profile: str = "spec") -> FileReport:
     path = WORK / "case.puffin"
     path.write_bytes(data)
-    report = validate_file(path, profile=profile)
+    report = validate_file(path, profile=profile, fileio=FileIO())
     assert isinstance(report, FileReport)
     assert report.file_size == len(data)
     internal = [f for f in report.findings if f.code == "internal.error"]

@@ -624,20 +624,20 @@ def test_samples_regenerate_byte_for_byte(tmp_path: Path) -> None:
 def test_samples_hold_what_the_readme_promises() -> None:
     from puffin_cli.analysis.inspection import inspect_file
 
-    stats = inspect_file(REPO / "samples" / "stats.puffin")
+    stats = inspect_file(REPO / "samples" / "stats.puffin", fileio=FileIO())
     assert len(stats.blobs) >= 4
     assert all(b.metadata.compression_codec == "zstd" for b in stats.blobs)
     assert any(not b.summary.exact for b in stats.blobs)  # type: ignore[union-attr]
-    dvs = inspect_file(REPO / "samples" / "deletion-vectors.puffin")
+    dvs = inspect_file(REPO / "samples" / "deletion-vectors.puffin", fileio=FileIO())
     summaries = [b.summary for b in dvs.blobs]
     assert any(s.max >= 2**32 for s in summaries)  # type: ignore[union-attr]
     big = max(summaries, key=lambda s: s.cardinality)  # type: ignore[union-attr]
     assert big.cardinality >= 1_000_000  # type: ignore[union-attr]
     assert big.bitmap_containers and big.array_containers and big.run_containers  # type: ignore[union-attr]
     assert os.path.getsize(REPO / "samples" / "deletion-vectors.puffin") < 64 * 1024
-    lz4 = inspect_file(REPO / "samples" / "lz4-footer.puffin")
+    lz4 = inspect_file(REPO / "samples" / "lz4-footer.puffin", fileio=FileIO())
     assert lz4.footer.compressed and lz4.blobs
-    assert inspect_file(REPO / "samples" / "empty.puffin").blobs == ()
+    assert inspect_file(REPO / "samples" / "empty.puffin", fileio=FileIO()).blobs == ()
 
 
 def test_parquet_uuid_as_string(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from puffin_cli.analysis.paimon import PaimonFileReport
+    from puffin_cli.analysis.table.loading import Table
     from puffin_cli.blobs import BlobSummary
     from puffin_cli.storage import FileIO
 
@@ -129,18 +130,11 @@ class InspectReport:
 
 
 class TableColumns:
-    """Column names for blob field IDs from one table's metadata, read once: every snapshot is
-    looked up in the same metadata version, each schema indexed once.
+    """Column names for blob field IDs from one loaded table's metadata: every snapshot is
+    looked up in the same metadata version, each schema indexed once."""
 
-    ``table`` is a table directory or a metadata JSON file (with ``catalog``, a table
-    identifier there).
-    """
-
-    def __init__(self, table: str | os.PathLike[str], catalog: str | None = None,
-                 fileio: FileIO | None = None) -> None:
-        from puffin_cli.analysis.table.loading import Table
-
-        self.table = Table.load(table, fileio=fileio, catalog=catalog)
+    def __init__(self, table: Table) -> None:
+        self.table = table
 
     def columns(self, blob: BlobMetadata) -> tuple[str | None, ...]:
         """The names of ``blob.fields`` in the schema of the blob's snapshot."""
@@ -157,10 +151,9 @@ class TableColumns:
 def inspect_file(location: str | os.PathLike[str], *, decode: bool = True,
                  limit: int = DEFAULT_LIMIT,
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
-                 footer_size: int | None = None, fileio: FileIO | None = None) -> FileReport:
-    """Read the footer of ``location`` (with ``fileio``; by default one configured by the
-    environment) and, when
-    ``decode``, summarize every blob.
+                 footer_size: int | None = None, fileio: FileIO) -> FileReport:
+    """Read the footer of ``location`` (with ``fileio``) and, when ``decode``, summarize
+    every blob.
 
     ``limit`` bounds lists in summaries (e.g. deletion-vector ranges); ``footer_size`` is
     Iceberg's ``file-footer-size-in-bytes``, making the metadata read exactly the footer.
@@ -199,21 +192,17 @@ def inspect_file(location: str | os.PathLike[str], *, decode: bool = True,
 
 def inspect_files(locations: list[str], *, decode: bool = True, limit: int = DEFAULT_LIMIT,
                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
-                  footer_size: int | None = None,
-                  table: str | os.PathLike[str] | None = None,
-                  catalog: str | None = None, fileio: FileIO | None = None) -> InspectReport:
-    """Inspect each file (with ``fileio``; by default one configured by the environment);
-    a file that cannot be read becomes a :class:`FileError`.
+                  footer_size: int | None = None, table: Table | None = None,
+                  fileio: FileIO) -> InspectReport:
+    """Inspect each file (with ``fileio``); a file that cannot be read becomes a
+    :class:`FileError`.
 
-    With ``table`` (a table directory or metadata JSON file, or with ``catalog`` a table
-    identifier there), blobs get column names; a table that cannot be read raises
-    :class:`PuffinError` (it is no fault of the Puffin files). The files are read with the
-    table's storage configuration (a catalog's FileIO properties for its table).
+    With ``table`` (loaded by the caller), blobs get column names, and the files are read
+    with the table's storage configuration (a catalog's FileIO properties for its table)
+    instead.
     """
-    from puffin_cli.storage import FileIO
-
-    columns = None if table is None else TableColumns(table, catalog, fileio)
-    fileio = (fileio or FileIO()) if columns is None else columns.table.fileio
+    columns = None if table is None else TableColumns(table)
+    fileio = fileio if table is None else table.fileio
     files: list[FileReport | PaimonFileReport] = []
     errors: list[FileError] = []
     for location in locations:

@@ -118,7 +118,7 @@ def row_report(reader: pb.PaimonBlobReader, number: int, decode: bool) -> RowRep
 def inspect_paimon(location: str | os.PathLike[str], *, decode: bool = True,
                    limit: int = DEFAULT_LIMIT,
                    max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
-                   fileio: FileIO | None = None) -> PaimonFileReport:
+                   fileio: FileIO) -> PaimonFileReport:
     """The trailer, index and first ``limit`` rows of a Paimon BLOB file; raises
     :class:`PuffinError` when its trailer or index cannot be read."""
     with pb.PaimonBlobReader(location, memory_limit=max_blob_size, fileio=fileio) as reader:
@@ -209,7 +209,7 @@ def _check(reader: pb.PaimonBlobReader, found: _Findings, max_blob_size: int) ->
 
 def validate_paimon(path: str | os.PathLike[str], *, profile: str = "spec",
                     max_blob_size: int = DEFAULT_MAX_BLOB_SIZE, length: int | None = None,
-                    fileio: FileIO | None = None) -> FileReport:
+                    fileio: FileIO) -> FileReport:
     """Every finding about one Paimon BLOB file. ``footer_size`` of the report is the size of
     index and trailer, ``blob_count`` the number of rows, and a finding's ``blob_index`` the
     row it is about."""

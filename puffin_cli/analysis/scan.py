@@ -76,8 +76,8 @@ def table_puffin_files(table: Table, identifier: str) -> TablePuffinFiles:
                             tuple(info.location for info in orphans), table.fileio)
 
 
-def catalog_puffin_files(name: str, namespaces: Sequence[str] = (),
-                         fileio: FileIO | None = None) -> list[TablePuffinFiles]:
+def catalog_puffin_files(name: str, namespaces: Sequence[str], fileio: FileIO
+                         ) -> list[TablePuffinFiles]:
     """:func:`table_puffin_files` of every table of
     :func:`~puffin_cli.analysis.catalog.catalog_tables`, each read with ``fileio`` (the CLI's)
     and the catalog's properties for it on top."""

@@ -202,7 +202,7 @@ class _Validation:
 
 def validate_file(path: str | os.PathLike[str], *, profile: str = SPEC,
                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE, length: int | None = None,
-                  fileio: FileIO | None = None) -> FileReport:
+                  fileio: FileIO) -> FileReport:
     """Check one file against the Puffin spec (and ``profile``'s engine rules); a Paimon
     BLOB file (a ``.blob`` name, or recognised by its content) against Paimon's format.
     ``length`` (from a listing) saves a request on object stores."""
@@ -212,7 +212,7 @@ def validate_file(path: str | os.PathLike[str], *, profile: str = SPEC,
 
         return validate_paimon(name, profile=profile, max_blob_size=max_blob_size,
                                length=length, fileio=fileio)
-    run = _Validation(name, max_blob_size, fileio or FileIO(), length)
+    run = _Validation(name, max_blob_size, fileio, length)
     try:
         run.run()
         findings = apply_profile(profile, run.findings, run.metadata)
@@ -261,11 +261,10 @@ Progress = Callable[[int, int], None]
 
 def validate_files(paths: Sequence[str], *, profile: str = SPEC,
                    max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
-                   fileio: FileIO | None = None,
+                   fileio: FileIO,
                    progress: Progress | None = None) -> list[FileReport]:
     """:func:`validate_file` of each path, in order, ``progress`` told after each; objects in
     a store are validated :data:`CONCURRENT_OBJECTS` at a time (local files one by one)."""
-    fileio = fileio or FileIO()
 
     def one(path: str) -> FileReport:
         return validate_file(path, profile=profile, max_blob_size=max_blob_size, fileio=fileio)

@@ -169,7 +169,7 @@ def dump_blob(ctx: click.Context, file: str, index: int | None, type_name: str |
     if form == "bytes" and not as_json and output is None and _stdout_is_terminal():
         raise click.UsageError("not writing binary blob bytes to a terminal; use --as hex, "
                                "-o FILE or redirect the output")
-    if not file.endswith(PUFFIN_SUFFIXES) and is_paimon_blob(file):
+    if not file.endswith(PUFFIN_SUFFIXES) and is_paimon_blob(file, default_io()):
         from puffin_cli.cli.paimon import dump_row
 
         if type_name is not None or field_id is not None or data_file is not None:

@@ -13,6 +13,7 @@ import click
 
 from puffin_cli.errors import PuffinError
 from puffin_cli.format import paimon_blob as pb
+from puffin_cli.storage import default_io
 
 NULL_ENTRY = ":null"
 PLACEHOLDER_ENTRY = ":placeholder"
@@ -33,7 +34,8 @@ def dump_row(file: str, row_number: int | None, *, fmt: str, raw: bool, max_blob
     if fmt not in ("bytes", "hex", "json"):
         raise click.UsageError(f"--as {fmt} is for Puffin blobs; a Paimon BLOB row is "
                                "dumped as bytes, hex or --json")
-    with pb.PaimonBlobReader(file, memory_limit=max_blob_size) as reader:
+    with pb.PaimonBlobReader(file, memory_limit=max_blob_size,
+                             fileio=default_io()) as reader:
         rows = reader.index.rows
         if row_number >= rows:
             raise click.BadParameter(f"{reader.path} has {rows:,} rows; no row {row_number}",
@@ -119,8 +121,6 @@ def entry_rows(entries: tuple[str, ...], entries_from: str | None) -> list[str |
     :null / :placeholder."""
     names = list(entries)
     if entries_from is not None:
-        from puffin_cli.storage import default_io
-
         try:
             names += default_io().read_list(entries_from)
         except PuffinError as exc:
@@ -130,6 +130,4 @@ def entry_rows(entries: tuple[str, ...], entries_from: str | None) -> list[str |
 
 def write_blob(output: str, rows: list[str | pb.Marker], *, force: bool) -> pb.BlobWriteResult:
     """``puffin write OUT.blob --entry ...``."""
-    from puffin_cli.storage import default_io
-
     return pb.write_blob_file(output, rows, overwrite=force, fileio=default_io())

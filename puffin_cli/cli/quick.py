@@ -28,9 +28,13 @@ def run_inspect(locations: list[str], *, as_json: bool, decode: bool,
     from puffin_cli.render.output import emit
     from puffin_cli.storage import default_io
 
+    loaded = None
+    if table is not None:  # a table that cannot be read is no fault of the Puffin files
+        from puffin_cli.analysis.table.loading import Table
+
+        loaded = Table.load(table, fileio=default_io(), catalog=catalog)
     report = inspect_files(locations, decode=decode, limit=limit, max_blob_size=max_blob_size,
-                           footer_size=footer_size, table=table, catalog=catalog,
-                           fileio=default_io())
+                           footer_size=footer_size, table=loaded, fileio=default_io())
     if as_json:
         emit("inspect", report)
     else:
@@ -62,7 +66,7 @@ def directory_hint(location: str | None) -> str:
         return ""
     from puffin_cli.analysis.table.metadata import is_table_dir
 
-    if is_table_dir(location):
+    if is_table_dir(location, default_io()):
         return f"; for a table directory, use: puffin table {shlex.quote(location)}"
     return f"; for the Puffin files under a directory, use: puffin validate {shlex.quote(location)}"
 

@@ -87,6 +87,7 @@ def repair(ctx: click.Context, table: str, catalog: str | None, snapshot_id: int
       puffin repair --catalog prod sales.orders --apply --json
     """
     from puffin_cli.analysis.repair.plan import RepairOptions, apply_plan, plan_repairs
+    from puffin_cli.analysis.table.loading import Table
     from puffin_cli.render.progress import ProgressDisplay
     from puffin_cli.storage import default_io
 
@@ -97,8 +98,9 @@ def repair(ctx: click.Context, table: str, catalog: str | None, snapshot_id: int
                             older_than=older_than[0], older_than_text=older_than[1])
     with ProgressDisplay(not quiet) as display:
         display.phase("reading snapshots")
-        plan = plan_repairs(table, options=options, catalog=catalog, fileio=default_io(),
+        loaded = Table.load(table, fileio=default_io(), catalog=catalog,
                             max_blob_size=max_blob_size)
+        plan = plan_repairs(loaded, table, options=options, max_blob_size=max_blob_size)
         if apply:
             display.phase("repairing")
             result = apply_plan(plan)

@@ -70,7 +70,7 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
       puffin table --catalog prod sales.orders
       puffin table --strict --github warehouse
     """
-    from puffin_cli.analysis.table.walk import TableWalk, analyze_path, table_paths
+    from puffin_cli.analysis.table.walk import TableWalk, analyze_path, load_tables
     from puffin_cli.render.progress import ProgressDisplay
     from puffin_cli.storage import default_io
 
@@ -89,9 +89,9 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
             from puffin_cli.render.table import write_jsonl
 
             walks = (TableWalk(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
-                               relocate=relocate, validate=not no_validate, limit=0,
-                               catalog=catalog, fileio=fileio, max_blob_size=max_blob_size)
-                     for t in table_paths(path, catalog, fileio))
+                               validate=not no_validate, limit=0, max_blob_size=max_blob_size)
+                     for t in load_tables(path, fileio=fileio, catalog=catalog,
+                                          relocate=relocate, max_blob_size=max_blob_size))
             failed = write_jsonl(walks, sys.stdout, display.advance, strict=strict)
         else:
             report = analyze_path(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,

@@ -157,7 +157,9 @@ class PuffinReader:
     ``footer_size`` (Iceberg's ``file-footer-size-in-bytes``) makes the metadata read exactly the
     footer; ``max_blob_size`` bounds the bytes any one blob may need in memory. ``length``
     (``file-size-in-bytes``, a listing's size) saves asking the store for it; ``fileio`` is the
-    storage configuration (the process default otherwise).
+    storage configuration. Without one, a FileIO configured by the environment alone (not
+    ``--io``): for a library caller reading a file with no other configuration; every command
+    passes its own.
     """
 
     def __init__(self, location: str | os.PathLike[str], *, footer_size: int | None = None,

@@ -42,7 +42,9 @@ class PuffinWriter:
     ``properties`` are the file properties; ``created_by`` (default ``puffin-cli <version>``)
     is added as ``created-by`` unless ``properties`` already has that key. Pass
     ``created_by=None`` with no ``properties`` for a footer without properties (as some Iceberg
-    test files have).
+    test files have). ``fileio`` writes the file; without one, a FileIO configured by the
+    environment alone (not ``--io``), for a library caller with no other configuration;
+    every command passes its own.
     """
 
     def __init__(self, target: str | os.PathLike[str], *,

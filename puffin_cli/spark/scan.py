@@ -163,17 +163,14 @@ def scan(paths: Sequence[str], *, master: str | None = None, profile: str = "spe
          max_blob_size: int, output: str | None = None, output_format: str = "jsonl",
          use_spark: bool = True, spark_conf: dict[str, str] | None = None,
          quiet_spark: bool = True, force: bool = False,
-         fileio: FileIO | None = None,
+         fileio: FileIO,
          fileios: Sequence[FileIO] | None = None, strict: bool = False,
          progress: Progress | None = None) -> ScanResult:
     """Validate ``paths`` (on Spark executors with ``use_spark``, else in this process).
     ``fileios`` gives each path its storage configuration (one per path: the FileIO of its
-    table, for a catalog scan); by default ``fileio`` (the CLI's; else one configured by the
-    environment), which also writes ``output``. ``progress`` is told (files done, files) in
-    this process, (Spark tasks done, tasks) on Spark."""
-    from puffin_cli.storage import FileIO
-
-    fileio = fileio or FileIO()
+    table, for a catalog scan); by default ``fileio`` (the CLI's), which also writes
+    ``output``. ``progress`` is told (files done, files) in this process, (Spark tasks done,
+    tasks) on Spark."""
     start = time.monotonic()
     keep = output is not None
     distinct: dict[tuple[tuple[str, str], ...], int] = {}

@@ -243,7 +243,7 @@ def compute_table_stats(table: str | os.PathLike[str], *, columns: list[str] | N
                         on_phase: Callable[[str], None] | None = None,
                         progress: Progress | None = None,
                         catalog: str | None = None,
-                        fileio: FileIO | None = None, full: bool = False,
+                        fileio: FileIO, full: bool = False,
                         in_process_rows: int = IN_PROCESS_ROWS,
                         output: str | Callable[[int], str] | None = None) -> StatsResult:
     """:func:`compute_loaded` for one table: ``table`` is a table directory or metadata file,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from puffin_cli.analysis.table.metadata import current_metadata_file
+from puffin_cli.storage import FileIO
 
 Records = list[dict[str, Any]]
 
@@ -25,7 +26,7 @@ def copy_table(source: Path, target: Path) -> Path:
 
 def edit_metadata(table: Path, edit: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
     """Apply ``edit`` to the current metadata JSON in place; return the edited object."""
-    path = Path(current_metadata_file(table))
+    path = Path(current_metadata_file(table, fileio=FileIO()))
     obj: dict[str, Any] = json.loads(path.read_text())
     edit(obj)
     path.write_text(json.dumps(obj, indent=2))
@@ -44,7 +45,8 @@ def current_manifests(table: Path) -> tuple[dict[str, Any], list[dict[str, Any]]
     """The current metadata and its current snapshot's manifest-list records."""
     import fastavro
 
-    meta: dict[str, Any] = json.loads(Path(current_metadata_file(table)).read_text())
+    meta: dict[str, Any] = json.loads(Path(current_metadata_file(table,
+                                                                 fileio=FileIO())).read_text())
     snap = next(s for s in meta["snapshots"]
                 if s["snapshot-id"] == meta["current-snapshot-id"])
     with open(local(table, snap["manifest-list"], meta["location"]), "rb") as f:

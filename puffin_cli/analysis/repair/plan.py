@@ -20,7 +20,6 @@ Applying (:func:`apply_plan`)
 
 from __future__ import annotations
 
-import os
 import shlex
 import time
 from collections.abc import Sequence
@@ -45,7 +44,6 @@ from puffin_cli.analysis.table.walk import TableWalk
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
-from puffin_cli.storage import FileIO
 
 
 @dataclass(frozen=True)
@@ -117,15 +115,12 @@ def restore_command(name: str, catalog: str | None) -> str:
     return f"puffin stats compute {where}{quoted} --snapshot {{snapshot}} --commit"
 
 
-def plan_repairs(path: str | os.PathLike[str], *, options: RepairOptions,
-                 catalog: str | None = None, fileio: FileIO | None = None,
+def plan_repairs(table: Table, name: str, *, options: RepairOptions,
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE,
                  now: float | None = None) -> Plan:
-    """The repair plan of the table at ``path`` (a directory or metadata file; with
-    ``catalog``, its identifier there): reads, writes nothing."""
-    walk = TableWalk(path, all_snapshots=True, limit=0, catalog=catalog, fileio=fileio,
-                     max_blob_size=max_blob_size)
-    table = walk.table
+    """The repair plan of ``table`` (which the user named ``name``: a directory or metadata
+    file, or its identifier in its catalog): reads, writes nothing."""
+    walk = TableWalk(table, all_snapshots=True, limit=0, max_blob_size=max_blob_size)
     if options.snapshot_id is not None:
         named = table.snapshot(options.snapshot_id)  # refuses an unknown one
         assert named is not None
@@ -133,7 +128,7 @@ def plan_repairs(path: str | os.PathLike[str], *, options: RepairOptions,
     for _view in walk.snapshots():
         pass
     findings = list(walk.finish().findings)
-    name = os.fspath(path)
+    catalog = None if table.catalog_table is None else table.catalog_table.catalog
     chosen = [f for f in findings if _chosen(f, table, options.snapshot_id)]
     statistics = plan_statistics_repairs(
         table, [f for f in chosen if is_statistics_finding(f)], restore_command(name, catalog))

@@ -67,7 +67,7 @@ class Table:
     catalog_table: CatalogTable | None = None  # for a table named in a catalog
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, fileio: FileIO | None = None,
+    def load(cls, path: str | os.PathLike[str], *, fileio: FileIO,
              relocate: list[tuple[str, str]] | None = None,
              io_properties: Mapping[str, str] | None = None,
              catalog: str | None = None,
@@ -76,8 +76,8 @@ class Table:
         ``catalog``, table ``path`` (``namespace.table``) of that catalog
         (:mod:`puffin_cli.analysis.catalog`): its current metadata file, read with the FileIO
         properties the catalog gives for it, and commits go through the catalog. The table's
-        FileIO is ``fileio`` (the CLI's, with ``--io``; by default one configured by the
-        environment alone) with ``io_properties`` on top. ``max_blob_size`` bounds the
+        FileIO is ``fileio`` (the CLI's, with ``--io``; required, so that no caller loses
+        it) with ``io_properties`` on top. ``max_blob_size`` bounds the
         metadata file (``--max-blob-size``)."""
         if catalog is not None:
             from puffin_cli.analysis.catalog import load_table
@@ -89,7 +89,7 @@ class Table:
                              max_blob_size=max_blob_size)
             table.catalog_table = named
             return table
-        fileio = (fileio or FileIO()).with_properties(io_properties or {})
+        fileio = fileio.with_properties(io_properties or {})
         target = os.fspath(path)
         found = fileio.stat(target)
         if found is None or (found.kind == "dir" and not is_table_dir(target, fileio)):

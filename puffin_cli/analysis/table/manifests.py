@@ -94,9 +94,9 @@ class ContentFile:
 class ManifestReader:
     """Reads Avro metadata files through a :class:`PathMapper`; counts the files opened."""
 
-    def __init__(self, mapper: PathMapper, fileio: FileIO | None = None) -> None:
+    def __init__(self, mapper: PathMapper, fileio: FileIO) -> None:
         self.mapper = mapper
-        self.fileio = fileio or FileIO()
+        self.fileio = fileio
         self.files_opened = 0
         self._count = threading.Lock()
 

@@ -182,16 +182,10 @@ def _version_files(metadata_dir: str, fileio: FileIO
     return hadoop, metastore
 
 
-def hadoop_versions(metadata_dir: str, fileio: FileIO | None = None) -> dict[int, str]:
-    """Version N -> ``v<N>.metadata.json`` (or a gzip spelling) in ``metadata_dir``."""
-    found = _version_files(metadata_dir, fileio or FileIO())[0]
-    return {version: entry.location for version, entry in found.items()}
-
-
-def version_hint(metadata_dir: str, fileio: FileIO | None = None) -> int | None:
+def version_hint(metadata_dir: str, fileio: FileIO) -> int | None:
     """The version ``metadata/version-hint.text`` names; ``None`` without a readable one."""
     try:
-        raw = (fileio or FileIO()).read_all(join(metadata_dir, VERSION_HINT), 4096)
+        raw = fileio.read_all(join(metadata_dir, VERSION_HINT), 4096)
     except PuffinError:
         return None
     text = raw.decode("utf-8", errors="replace").strip()
@@ -215,13 +209,12 @@ def version_file(metadata_dir: str, version: int, fileio: FileIO) -> str | None:
     return None
 
 
-def current_version(metadata_dir: str, fileio: FileIO | None = None) -> tuple[int, str] | None:
+def current_version(metadata_dir: str, fileio: FileIO) -> tuple[int, str] | None:
     """(N, location of ``v<N>``): the current version of a file-system table, as Iceberg
     Java's ``HadoopTableOperations`` finds it: the hint's version (else the highest
     ``v<N>``), then forward while ``v<N+1>`` exists (a writer may have died between
     publishing a version and updating the hint). The one rule of the reader and the committer;
     ``None`` without any ``v<N>.metadata.json``."""
-    fileio = fileio or FileIO()
     versions = _version_files(metadata_dir, fileio)[0]
     if not versions:
         return None
@@ -237,9 +230,8 @@ def current_version(metadata_dir: str, fileio: FileIO | None = None) -> tuple[in
     return version, path
 
 
-def current_metadata_file(table_dir: str, fileio: FileIO | None = None) -> str:
+def current_metadata_file(table_dir: str, fileio: FileIO) -> str:
     """The current metadata JSON of a table directory (see the module docstring)."""
-    fileio = fileio or FileIO()
     metadata_dir = join(table_dir, METADATA_DIR)
     found = fileio.stat(metadata_dir)
     if found is None or found.kind != "dir":
@@ -257,8 +249,7 @@ def current_metadata_file(table_dir: str, fileio: FileIO | None = None) -> str:
                       code="table.not-found")
 
 
-def is_table_dir(path: str | os.PathLike[str], fileio: FileIO | None = None) -> bool:
-    fileio = fileio or FileIO()
+def is_table_dir(path: str | os.PathLike[str], fileio: FileIO) -> bool:
     metadata_dir = join(os.fspath(path), METADATA_DIR)
     found = fileio.stat(metadata_dir)
     if found is None or found.kind != "dir":
@@ -267,9 +258,8 @@ def is_table_dir(path: str | os.PathLike[str], fileio: FileIO | None = None) -> 
     return bool(hadoop or metastore)
 
 
-def find_tables(warehouse: str | os.PathLike[str], fileio: FileIO | None = None) -> list[str]:
+def find_tables(warehouse: str | os.PathLike[str], fileio: FileIO) -> list[str]:
     """Every table directory under ``warehouse`` (not descending into a table once found)."""
-    fileio = fileio or FileIO()
     found: list[str] = []
     pending = [os.fspath(warehouse)]
     while pending:
@@ -363,12 +353,12 @@ def _by_id(items: list[Obj], key: str) -> dict[int, dict[str, Any]]:
     return {item.integer(key, 0): item.value for item in items}
 
 
-def load_metadata(path: str | os.PathLike[str], fileio: FileIO | None = None, *,
+def load_metadata(path: str | os.PathLike[str], fileio: FileIO, *,
                   limit: int = DEFAULT_MAX_BLOB_SIZE) -> TableMetadata:
     """Read one metadata JSON file (format version 1, 2 or 3), at most ``limit`` bytes
     (``--max-blob-size``); every field read has its type checked."""
     name = os.fspath(path)
-    obj = Obj(_read_json(name, fileio or FileIO(), limit), "table metadata", path=name,
+    obj = Obj(_read_json(name, fileio, limit), "table metadata", path=name,
               code="table.metadata")
     version = obj.integer("format-version")
     if version not in (1, 2, 3):
@@ -407,10 +397,9 @@ def load_metadata(path: str | os.PathLike[str], fileio: FileIO | None = None, *,
     )
 
 
-def resolve_metadata_path(path: str | os.PathLike[str], fileio: FileIO | None = None
+def resolve_metadata_path(path: str | os.PathLike[str], fileio: FileIO
                           ) -> tuple[str, str]:
     """(metadata file, table directory) for a table directory or a metadata JSON file."""
-    fileio = fileio or FileIO()
     text = os.fspath(path)
     found = fileio.stat(text)
     if found is not None and found.kind != "dir":

@@ -157,13 +157,10 @@ class TableWalk:
     snapshot's view as it is done, and :meth:`finish` (after it) checks the rest and returns
     the report. :func:`analyze_table` collects it; ``--jsonl`` streams it."""
 
-    def __init__(self, path: str | os.PathLike[str], *, snapshot_id: int | None = None,
-                 all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
-                 validate: bool = True, limit: int | None = None,
-                 catalog: str | None = None, fileio: FileIO | None = None,
+    def __init__(self, table: Table, *, snapshot_id: int | None = None,
+                 all_snapshots: bool = False, validate: bool = True, limit: int | None = None,
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> None:
-        self.table = Table.load(path, fileio=fileio, relocate=relocate, catalog=catalog,
-                                max_blob_size=max_blob_size)
+        self.table = table
         self.checks = TableChecks(self.table, validate, max_blob_size)
         self.selected = _select(self.table, snapshot_id, all_snapshots)
         self.all_snapshots = all_snapshots
@@ -230,32 +227,35 @@ class TableWalk:
             warnings=warnings, findings=tuple(checks.findings))
 
 
-def analyze_table(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
-                  all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
-                  validate: bool = True, limit: int | None = None,
-                  progress: Progress | None = None, catalog: str | None = None,
-                  fileio: FileIO | None = None,
+def analyze_table(table: Table, *, snapshot_id: int | None = None,
+                  all_snapshots: bool = False, validate: bool = True, limit: int | None = None,
+                  progress: Progress | None = None,
                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> TableReport:
-    """Analyze one table (its directory or a metadata JSON file; with ``catalog``, its
-    identifier there); each snapshot lists at most ``limit`` deletion vectors (all for
-    ``None``); ``max_blob_size`` bounds every file and blob read (``--max-blob-size``)."""
-    walk = TableWalk(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
-                     relocate=relocate, validate=validate, limit=limit, catalog=catalog,
-                     fileio=fileio, max_blob_size=max_blob_size)
+    """Analyze one loaded table; each snapshot lists at most ``limit`` deletion vectors (all
+    for ``None``); ``max_blob_size`` bounds every file and blob read (``--max-blob-size``)."""
+    walk = TableWalk(table, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
+                     validate=validate, limit=limit, max_blob_size=max_blob_size)
     for _done in walk.snapshots(progress):
         pass
     return walk.finish()
 
 
-def table_paths(path: str | os.PathLike[str], catalog: str | None = None,
-                fileio: FileIO | None = None) -> list[str | os.PathLike[str]]:
-    """The tables at ``path`` (a location): a table directory, a metadata JSON file, or a
-    warehouse (every table under it); with ``catalog``, ``path`` is one table's identifier
-    there."""
+def load_tables(path: str | os.PathLike[str], *, fileio: FileIO, catalog: str | None = None,
+                relocate: list[tuple[str, str]] | None = None,
+                max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> Iterator[Table]:
+    """The tables at ``path`` (a location), each loaded when the one before is done: a table
+    directory, a metadata JSON file, or a warehouse (every table under it); with
+    ``catalog``, ``path`` is one table's identifier there."""
+    for location in _table_locations(path, catalog, fileio):
+        yield Table.load(location, fileio=fileio, relocate=relocate, catalog=catalog,
+                         max_blob_size=max_blob_size)
+
+
+def _table_locations(path: str | os.PathLike[str], catalog: str | None,
+                     fileio: FileIO) -> list[str | os.PathLike[str]]:
     if catalog is not None:
         return [path]
     target = os.fspath(path)
-    fileio = fileio or FileIO()
     found = fileio.stat(target)
     if found is None:
         raise PuffinError("no such file or directory", code="table.not-found", path=target)
@@ -268,16 +268,16 @@ def table_paths(path: str | os.PathLike[str], catalog: str | None = None,
     return list(tables)
 
 
-def analyze_path(path: str | os.PathLike[str], *, snapshot_id: int | None = None,
-                 all_snapshots: bool = False, relocate: list[tuple[str, str]] | None = None,
-                 validate: bool = True, limit: int | None = None,
-                 progress: Progress | None = None, catalog: str | None = None,
-                 fileio: FileIO | None = None,
+def analyze_path(path: str | os.PathLike[str], *, fileio: FileIO,
+                 snapshot_id: int | None = None, all_snapshots: bool = False,
+                 relocate: list[tuple[str, str]] | None = None, validate: bool = True,
+                 limit: int | None = None, progress: Progress | None = None,
+                 catalog: str | None = None,
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> TablesReport:
-    """A table directory, a metadata JSON file, or a warehouse (every table under it); with
-    ``catalog``, a table identifier there."""
+    """:func:`analyze_table` of every table of :func:`load_tables`."""
     return TablesReport(tuple(
         analyze_table(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
-                      relocate=relocate, validate=validate, limit=limit, progress=progress,
-                      catalog=catalog, fileio=fileio, max_blob_size=max_blob_size)
-        for t in table_paths(path, catalog, fileio)))
+                      validate=validate, limit=limit, progress=progress,
+                      max_blob_size=max_blob_size)
+        for t in load_tables(path, fileio=fileio, catalog=catalog, relocate=relocate,
+                             max_blob_size=max_blob_size)))

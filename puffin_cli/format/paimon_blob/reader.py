@@ -166,8 +166,8 @@ class PaimonBlobReader:
     """
 
     def __init__(self, location: str | os.PathLike[str], *, memory_limit: int,
-                 fileio: FileIO | None = None, length: int | None = None) -> None:
-        self.source = (fileio or FileIO()).new_input(location, length=length)
+                 fileio: FileIO, length: int | None = None) -> None:
+        self.source = fileio.new_input(location, length=length)
         self.path = self.source.name
         try:
             self.index = self._read_index(memory_limit)
@@ -293,7 +293,7 @@ class PaimonBlobReader:
         self.close()
 
 
-def is_paimon_blob(location: str | os.PathLike[str], fileio: FileIO | None = None) -> bool:
+def is_paimon_blob(location: str | os.PathLike[str], fileio: FileIO) -> bool:
     """Whether ``location`` is (meant to be) a Paimon BLOB file: a ``.blob`` name, or
     content that looks like one (no Puffin magic, version 1 in the last byte, and a first
     record magic or an index that fills the file). Unreadable files are not."""
@@ -301,7 +301,7 @@ def is_paimon_blob(location: str | os.PathLike[str], fileio: FileIO | None = Non
     if name.endswith(SUFFIX):
         return True
     try:
-        with (fileio or FileIO()).new_input(location) as source:
+        with fileio.new_input(location) as source:
             tail = source.read_tail(TRAILER_SIZE)
             if source.size < TRAILER_SIZE:
                 return False

@@ -97,15 +97,13 @@ def _entry_chunks(fileio: FileIO, path: str, chunk: int = CHUNK) -> Iterator[byt
 
 
 def write_blob_file(target: str | os.PathLike[str], rows: Iterable[str | Marker], *,
-                    overwrite: bool = False, fileio: FileIO | None = None) -> BlobWriteResult:
+                    fileio: FileIO, overwrite: bool = False) -> BlobWriteResult:
     """Write a Paimon BLOB file whose rows are the bytes of the files named by ``rows``
     (a :class:`Marker` for a null or placeholder row), byte for byte as pypaimon's
     ``BlobFormatWriter`` would. Entries are streamed; the file is written beside ``target``
     and moved into place when complete (never replacing an existing file unless
-    ``overwrite``). ``fileio`` (by default one configured by the environment) reads the
-    entries and writes the file."""
+    ``overwrite``). ``fileio`` reads the entries and writes the file."""
     name = os.fspath(target)
-    fileio = fileio or FileIO()
     try:
         with fileio.new_output(name).create(overwrite) as out:
             encoder = BlobFileEncoder(cast(BinaryIO, out))  # write() is all it uses
