@@ -218,7 +218,7 @@ def test_accumulator_chunked_equals_whole(values: list[int], cuts: list[int], k:
     merged = ThetaAccumulator(k)
     for part in reversed(parts):
         merged.add(part.result())
-    assert merged.to_compact_bytes() == whole.to_compact_bytes()
+    assert merged.result().to_bytes() == whole.result().to_bytes()
 
 
 def test_accumulator_union_of_alpha_sketches_is_order_independent() -> None:
@@ -230,9 +230,9 @@ def test_accumulator_union_of_alpha_sketches_is_order_independent() -> None:
         union = ThetaAccumulator()
         for i in order:
             union.add(sketches[i])
-        results.append(union.to_compact_bytes())
+        results.append(union.result().to_bytes())
     assert results[0] == results[1] == results[2]
-    assert ThetaAccumulator().to_compact_bytes() == EMPTY_SKETCH_BYTES
+    assert ThetaAccumulator().result().to_bytes() == EMPTY_SKETCH_BYTES
 
 
 def test_sketch_loads_and_unions_in_datasketches() -> None:
@@ -468,7 +468,7 @@ def test_partitioned_and_alpha_limited_sketches_equal_iceberg_java(
     hashes = hash_values(raw)
     for start, end in zip(starts, [*starts[1:], len(raw)], strict=True):
         union.add(alpha_sketch(hashes[start:end]))
-    assert union.to_compact_bytes() == java_oracle.theta_build(raw, starts)
+    assert union.result().to_bytes() == java_oracle.theta_build(raw, starts)
 
 
 @settings(max_examples=40, deadline=None)

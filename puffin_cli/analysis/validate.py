@@ -223,7 +223,6 @@ def validate_file(path: str | os.PathLike[str], *, profile: str = SPEC,
     return report_for(name, profile, run.file_size, run.footer_size, blob_count, findings)
 
 
-
 @dataclass(frozen=True)
 class ValidationRun:
     """What one ``puffin validate`` run found: every file's report, in the order checked, and

@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from typing import IO, Any
 
 LOCAL_SCHEMES = ("", "file")
-REMOTE_SCHEMES = ("s3", "s3a", "s3n", "gs", "gcs", "abfss", "abfs", "az", "adl", "http", "https")
 _GLOB_CHARS = frozenset("*?[")
 STREAM_CHUNK = 1 << 20
 

@@ -47,8 +47,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     BoolArray = npt.NDArray[np.bool_]
-    Int64Array = npt.NDArray[np.int64]
-
 
 
 CHUNK_ROWS = 1 << 16

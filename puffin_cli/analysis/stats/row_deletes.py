@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     Int64Array = npt.NDArray[np.int64]
 
 
-
 def _dv_positions(fileio: FileIO, dv: DeletionVectorRef) -> Int64Array:
     import numpy as np
 

@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from puffin_cli.analysis.stats.task_groups import TaskGroup
 
     BoolArray = npt.NDArray[np.bool_]
-    Int64Array = npt.NDArray[np.int64]
-
 
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)

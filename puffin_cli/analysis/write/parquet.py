@@ -22,16 +22,11 @@ from puffin_cli.format.numbers import decimal_int
 from puffin_cli.storage import FileIO, has_magic, is_remote, local_path, scheme_of
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
     import pyarrow as pa
 
     from puffin_cli.analysis.table.loading import Table
     from puffin_cli.analysis.table.metadata import Snapshot
     from puffin_cli.blobs.theta import CompactTheta
-
-    UInt64Array = npt.NDArray[np.uint64]
-
 
 
 # Rows per Parquet batch: bounded memory whatever the file size.

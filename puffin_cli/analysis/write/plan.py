@@ -11,7 +11,7 @@ snapshot-id and sequence-number -1, created-by ``puffin-cli <version>``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from puffin_cli import CREATED_BY as DEFAULT_CREATED_BY
 from puffin_cli.blobs.iceberg_values import IcebergType
@@ -26,15 +26,6 @@ from puffin_cli.format.spec import (
     ROW_POSITION_FIELD_ID,
     THETA_BLOB_TYPE,
 )
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-
-    UInt64Array = npt.NDArray[np.uint64]
-
-
 
 NO_COMPRESSION = "none"
 COMPRESSION_CHOICES = (*KNOWN_CODECS, NO_COMPRESSION)

@@ -9,7 +9,7 @@ import base64
 import binascii
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from puffin_cli import CREATED_BY as DEFAULT_CREATED_BY
 from puffin_cli.analysis.write.parquet import expand_paths, parquet_theta_blobs, relative_to
@@ -38,15 +38,6 @@ from puffin_cli.format.spec import (
     THETA_BLOB_TYPE,
 )
 from puffin_cli.storage import FileIO
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-
-    UInt64Array = npt.NDArray[np.uint64]
-
-
 
 # --------------------------------------------------------------------------------------------
 # The JSON spec

@@ -48,8 +48,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     Int64Array = npt.NDArray[np.int64]
-    UInt64Array = npt.NDArray[np.uint64]
-
 
 
 # --------------------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     UInt64Array = npt.NDArray[np.uint64]
 
 
-
 def container_runs(buf: bytes, c: ContainerLayout) -> tuple[Int64Array, Int64Array]:
     """Maximal runs of one container as (starts, ends) inclusive, low 16 bits."""
     import numpy as np

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from puffin_cli.blobs.deletion_vector.codec import Walk, raise_first_error, walk_vector
 from puffin_cli.blobs.deletion_vector.containers import (
@@ -38,15 +38,6 @@ from puffin_cli.format.spec import (
     CARDINALITY_PROPERTY,
     REFERENCED_DATA_FILE_PROPERTY,
 )
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-    Int64Array = npt.NDArray[np.int64]
-    UInt64Array = npt.NDArray[np.uint64]
-
-
 
 # --------------------------------------------------------------------------------------------
 # Encoding

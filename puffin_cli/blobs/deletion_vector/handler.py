@@ -27,7 +27,7 @@ dv.fields                     info      ``fields`` is not [2147483645], Iceberg 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from puffin_cli.blobs.base import SummaryOptions
 from puffin_cli.blobs.deletion_vector.codec import (
@@ -56,14 +56,6 @@ from puffin_cli.format.spec import (
     REFERENCED_DATA_FILE_PROPERTY,
     ROW_POSITION_FIELD_ID,
 )
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-    Int64Array = npt.NDArray[np.int64]
-    UInt64Array = npt.NDArray[np.uint64]
-
 
 
 @dataclass(frozen=True)

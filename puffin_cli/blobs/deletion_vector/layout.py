@@ -27,8 +27,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     Int64Array = npt.NDArray[np.int64]
-    UInt64Array = npt.NDArray[np.uint64]
-
 
 
 DV_MAGIC = b"\xd1\xd3\x39\x64"

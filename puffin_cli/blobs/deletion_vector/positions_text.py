@@ -20,9 +20,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    Int64Array = npt.NDArray[np.int64]
     UInt64Array = npt.NDArray[np.uint64]
-
 
 
 _DIGIT_GROUPS: Any = None  # "0000".."9999" as 10,000 little-endian uint32, built on first use

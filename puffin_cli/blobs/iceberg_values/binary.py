@@ -51,7 +51,6 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
 
-
 def serialize_values(iceberg_type: IcebergType, values: Iterable[Any]) -> list[bytes]:
     """Serialize every value (no nulls: drop them before)."""
     return [serialize_value(iceberg_type, value) for value in values]

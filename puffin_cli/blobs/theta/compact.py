@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     UInt64Array = npt.NDArray[np.uint64]
 
 
-
 MAX_THETA = 2**63 - 1
 _MAX_THETA_DOUBLE = float(MAX_THETA)  # Java's LONG_MAX_VALUE_AS_DOUBLE (= 2^63)
 

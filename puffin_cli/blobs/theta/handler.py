@@ -34,7 +34,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from puffin_cli.blobs.base import SummaryOptions
 from puffin_cli.blobs.theta.compact import (
@@ -52,14 +51,6 @@ from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.spec import NDV_PROPERTY, THETA_BLOB_TYPE
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-    UInt64Array = npt.NDArray[np.uint64]
-
-
 
 _NDV_DIGITS = re.compile(r"[0-9]+")
 

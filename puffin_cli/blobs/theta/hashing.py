@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from puffin_cli.blobs.iceberg_values import IcebergType
 
 
-
 DEFAULT_SEED = 9001
 # First 16 bits of MurmurHash3 x64-128 (seed 0) of the seed as a little-endian long.
 DEFAULT_SEED_HASH = 0x93CC

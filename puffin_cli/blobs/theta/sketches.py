@@ -40,7 +40,6 @@ if TYPE_CHECKING:
     from puffin_cli.blobs.iceberg_values import IcebergType
 
 
-
 NOMINAL_ENTRIES = 4096
 
 
@@ -161,9 +160,6 @@ class ThetaAccumulator:
 
     def result(self) -> CompactTheta:
         return CompactTheta(self.theta_long, self.hashes.copy(), empty=self.empty)
-
-    def to_compact_bytes(self) -> bytes:
-        return self.result().to_bytes()
 
 
 def build_sketch(hashes: npt.ArrayLike) -> CompactTheta:

@@ -126,7 +126,6 @@ def check_nested(read: Callable[[int, int], bytes], start: int, length: int,
     return findings
 
 
-
 def encode_array(elements: Iterable[bytes | None]) -> bytes:
     """The data of an ``ARRAY<BLOB>`` row (``None``: a null element), as pypaimon writes it."""
     items = list(elements)
