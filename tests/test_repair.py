@@ -320,13 +320,13 @@ def test_repair_a_table_in_an_object_store(s3_server: S3Server, tmp_path: Path) 
 def test_repair_a_catalog_table(catalog: Any) -> None:  # noqa: F811
     """A statistics file registered through the catalog with a wrong size and footer size is
     corrected through the catalog (SQL or REST), in one commit."""
-    from puffin_cli.storage import local_path
+    from puffin_cli.storage import os_path
 
     loaded = Table.load("db.events", catalog="test", fileio=FileIO())
     snapshot_id = loaded.metadata.current_snapshot_id
     assert snapshot_id is not None
     path = f"{loaded.metadata.location}/metadata/{snapshot_id}-repair.stats"
-    with PuffinWriter(local_path(path)) as writer:
+    with PuffinWriter(os_path(path)) as writer:
         writer.add_blob("apache-datasketches-theta-v1", b"not a sketch", fields=[1],
                         snapshot_id=snapshot_id, sequence_number=2)
     wrong = StatisticsFileEntry.for_blobs(snapshot_id, path, 7, 3, [
@@ -344,8 +344,8 @@ def test_repair_a_catalog_table(catalog: Any) -> None:  # noqa: F811
     after = catalog.load_table("db.events")
     assert after.metadata_location == doc["commit"]["metadata-file"]
     (stats,) = after.metadata.statistics
-    assert stats.file_size_in_bytes == Path(local_path(path)).stat().st_size
-    with PuffinReader(local_path(path)) as reader:
+    assert stats.file_size_in_bytes == Path(os_path(path)).stat().st_size
+    with PuffinReader(os_path(path)) as reader:
         assert stats.file_footer_size_in_bytes == reader.footer.footer_size
     codes = {f["code"] for f in table_errors("--catalog", "test", "db.events")}
     assert not codes & {"table.stats.size", "table.stats.footer-size"}

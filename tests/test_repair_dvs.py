@@ -115,7 +115,7 @@ def live_dvs(table: Table) -> dict[str, list[ContentFile]]:
 
 def positions_of(table: Table, entry: ContentFile) -> list[int]:
     assert entry.content_offset is not None and entry.content_size is not None
-    data = Path(table.local(entry.path)).read_bytes()
+    data = Path(table.resolve(entry.path)).read_bytes()
     blob = data[entry.content_offset:entry.content_offset + entry.content_size]
     return list(decode_deletion_vector(blob).bitmap)
 

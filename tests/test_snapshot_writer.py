@@ -36,7 +36,7 @@ def rewrite_dv(table: Table, old: ContentFile, name: str) -> DeleteFile:
     """A new Puffin file holding ``old``'s DV with the same positions (its bytes copied by
     puffin-cli's writer), as the delete file that replaces ``old``."""
     assert old.content_offset is not None and old.content_size is not None
-    source = table.fileio.new_input(table.local(old.path))
+    source = table.fileio.new_input(table.resolve(old.path))
     data = source.read(old.content_offset, old.content_size)
     assert old.referenced_data_file is not None
     with PuffinWriter(f"{table.statistics_dir}/{name}", fileio=table.fileio) as writer:

@@ -400,7 +400,7 @@ def test_task_groups_match_icebergs_spark_scan(task_tables: Path, name: str) -> 
 
     # the delete files attached to each data file, as Iceberg's scan planning attaches them
     def local(location: str) -> str:
-        return os.path.abspath(table.local(location))
+        return os.path.abspath(table.resolve(location))
 
     ours = {f.location: sorted([d.local for d in f.equality_deletes + f.position_deletes]
                                + ([f.deletion_vector.puffin_local]

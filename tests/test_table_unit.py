@@ -118,10 +118,10 @@ def test_moved_table_and_object_store_locations(tmp_path: Path) -> None:
 
 def test_path_mapper_and_relocate_option() -> None:
     mapper = PathMapper([("file:///old/wh", "/new/wh"), ("s3://b/wh", "/s3copy")])
-    assert mapper.local("file:/old/wh/db/t/data/x.puffin") == "/new/wh/db/t/data/x.puffin"
-    assert mapper.local("s3://b/wh/t/m.avro") == "/s3copy/t/m.avro"
-    assert mapper.local("/elsewhere/f") == "/elsewhere/f"
-    assert mapper.local("gs://x/y") == "gs://x/y"  # read where it is
+    assert mapper.resolve("file:/old/wh/db/t/data/x.puffin") == "/new/wh/db/t/data/x.puffin"
+    assert mapper.resolve("s3://b/wh/t/m.avro") == "/s3copy/t/m.avro"
+    assert mapper.resolve("/elsewhere/f") == "/elsewhere/f"
+    assert mapper.resolve("gs://x/y") == "gs://x/y"  # read where it is
 
 
 def test_v1_inline_manifests(tmp_path: Path) -> None:

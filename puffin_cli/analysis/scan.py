@@ -62,15 +62,15 @@ def table_puffin_files(table: Table, identifier: str) -> TablePuffinFiles:
 
     referenced: dict[str, None] = {}
     for stats in table.metadata.statistics:
-        referenced[table.local(stats.path)] = None
+        referenced[table.resolve(stats.path)] = None
     for part in table.metadata.partition_statistics:
         if part.path.endswith(PUFFIN_SUFFIXES):
-            referenced[table.local(part.path)] = None
+            referenced[table.resolve(part.path)] = None
     for _snapshot, _live, changes in LiveFiles.walk(table.manifests, table.snapshots(),
                                                     deletes_only=True):
         for _id, entry in changes.deletes_added:
             if entry.is_dv:
-                referenced[table.local(entry.path)] = None
+                referenced[table.resolve(entry.path)] = None
     orphans = find_orphans(table.fileio, table.table_dir, referenced)
     return TablePuffinFiles(identifier, tuple(referenced),
                             tuple(info.location for info in orphans), table.fileio)

@@ -51,8 +51,9 @@ def is_remote(location: str | os.PathLike[str]) -> bool:
     return scheme_of(location) not in LOCAL_SCHEMES
 
 
-def local_path(location: str | os.PathLike[str]) -> str:
-    """The local path of a plain path or ``file:`` URI (``file:/x``, ``file:///x``)."""
+def os_path(location: str | os.PathLike[str]) -> str:
+    """The operating system's path of a plain path or ``file:`` URI (``file:/x``,
+    ``file:///x``)."""
     text = os.fspath(location)
     scheme = scheme_of(text)
     if scheme == "file":

@@ -16,7 +16,7 @@ from puffin_cli.storage.base import (
     OutputStream,
     StorageError,
     has_magic,
-    local_path,
+    os_path,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
@@ -48,7 +48,7 @@ class LocalInput(InputFile):
 
     def __init__(self, location: str) -> None:
         super().__init__(location)
-        path = local_path(location)
+        path = os_path(location)
         try:
             self._fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         except OSError as exc:
@@ -102,7 +102,7 @@ def open_stream(location: str, regular_only: bool = False) -> Iterator[IO[bytes]
         with handle:
             yield handle
         return
-    path = local_path(location)
+    path = os_path(location)
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below
     except IsADirectoryError:
@@ -127,12 +127,12 @@ def stat_path(path: str) -> FileInfo | None:
 
 
 def stat(location: str) -> FileInfo | None:
-    info = stat_path(local_path(location))
+    info = stat_path(os_path(location))
     return None if info is None else FileInfo(location, info.size, info.kind, info.modified)
 
 
 def list_dir(location: str) -> tuple[list[FileInfo], list[str]]:
-    root = local_path(location)
+    root = os_path(location)
     files, dirs = [], []
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
@@ -151,7 +151,7 @@ def list_dir(location: str) -> tuple[list[FileInfo], list[str]]:
 
 def delete(location: str) -> None:
     try:
-        os.unlink(local_path(location))
+        os.unlink(os_path(location))
     except FileNotFoundError:
         return
     except OSError as exc:
@@ -165,7 +165,7 @@ def lock(location: str) -> Iterator[None]:
     import fcntl
 
     try:
-        handle = open(local_path(location), "a")  # noqa: SIM115 - closed below
+        handle = open(os_path(location), "a")  # noqa: SIM115 - closed below
     except OSError as exc:
         raise StorageError(f"cannot lock: {_reason(exc)}", code="io.lock",
                            path=location) from None
@@ -178,7 +178,7 @@ def list_files(location: str) -> Iterator[FileInfo]:
     """Regular files under a directory, recursively, in sorted order. Symlinks to files are
     followed; symlinked directories are not descended into (as ``os.walk``), so a symlink
     loop is never walked; a dangling or looping symlink is skipped."""
-    root = local_path(location)
+    root = os_path(location)
     for directory, dirs, files in os.walk(root):
         dirs.sort()
         for name in sorted(files):
@@ -229,7 +229,7 @@ def _names(directory: str, part: str) -> list[str]:
 def glob(pattern: str) -> list[str]:
     """``glob.glob(pattern, recursive=True)``'s matches, sorted, but a directory reached again
     through a symlink loop is not walked again."""
-    path = local_path(pattern)
+    path = os_path(pattern)
     absolute = path.startswith(os.sep)
     parts = [p for p in path.split(os.sep) if p]
     base = os.sep if absolute else ""
@@ -244,7 +244,7 @@ class LocalOutput(OutputStream):
 
     def __init__(self, location: str, overwrite: bool) -> None:
         super().__init__(location)
-        self.path = local_path(location)
+        self.path = os_path(location)
         self.overwrite = overwrite
         _check_target(self.path, location, overwrite)
         directory = os.path.dirname(os.path.abspath(self.path))

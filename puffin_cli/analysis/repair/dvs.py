@@ -232,7 +232,7 @@ def _positions(table: Table, entry: ContentFile, max_blob_size: int) -> Any:
         raise PuffinError(f"deletion vector of {length} bytes is larger than the limit of "
                           f"{max_blob_size} bytes (raise --max-blob-size to read it)",
                           code="blob.too-large", path=entry.path, offset=offset)
-    with table.fileio.new_input(table.local(entry.path)) as source:
+    with table.fileio.new_input(table.resolve(entry.path)) as source:
         data = source.read(offset, length)
     try:
         return decode_deletion_vector(data, offset).bitmap

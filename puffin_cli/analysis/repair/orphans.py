@@ -83,7 +83,7 @@ def delete_orphans(table: Table, repairs: Sequence[Repair], *, older_than: float
     kept: list[Unrepairable] = []
     for repair in repairs:
         (path,) = repair.paths
-        local = table.local(path)
+        local = table.resolve(path)
         info = table.fileio.stat(local)
         if info is None:
             continue  # gone already

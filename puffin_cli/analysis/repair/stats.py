@@ -169,7 +169,7 @@ def _why_not(found: Finding) -> str:
 def _corrected(table: Table, content: str, snapshot_id: int, path: str
                ) -> StatisticsFileEntry | PartitionStatisticsFileEntry:
     """The entry as the file says it should be."""
-    local = table.local(path)
+    local = table.resolve(path)
     info = table.fileio.stat(local)
     if info is None or info.kind != "file":
         raise PuffinError("the file is gone", path=path)

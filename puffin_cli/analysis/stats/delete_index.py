@@ -36,8 +36,8 @@ from puffin_cli.analysis.stats.files import (
     DeletionVectorRef,
     EqualityDeleteFile,
     PositionDeleteFile,
-    local_path,
     primitive_type,
+    read_location,
     top_level_fields,
 )
 from puffin_cli.analysis.table.live import LiveFiles
@@ -148,7 +148,7 @@ def attach_equality_deletes(metadata: TableMetadata, mapper: PathMapper, schema:
                         for i in entry.equality_ids)
         key = (None if is_unpartitioned(metadata.specs.get(entry.spec_id) or {})
                else keys[_partition_of(entry)])
-        done = EqualityDeleteFile(entry.path, local_path(mapper, entry.path), "parquet",
+        done = EqualityDeleteFile(entry.path, read_location(mapper, entry.path), "parquet",
                                   entry.record_count, entry.sequence_number, columns, key,
                                   entry.file_size)
         converted[entry.path] = done

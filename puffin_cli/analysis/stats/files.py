@@ -126,8 +126,8 @@ def top_level_fields(schema: dict[str, Any]) -> list[dict[str, Any]]:
             and isinstance(f.get("id"), int)]
 
 
-def local_path(mapper: PathMapper, location: str) -> str:
-    """The absolute local path of a location as a manifest names it (an object's location
-    as it is, for a table read from an object store)."""
-    found = mapper.local(location)
+def read_location(mapper: PathMapper, location: str) -> str:
+    """Where a task reads a location as a manifest names it: the mapped path made absolute,
+    or an object's location as it is (a table read from an object store)."""
+    found = mapper.resolve(location)
     return found if is_remote(found) else os.path.abspath(found)

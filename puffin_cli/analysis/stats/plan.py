@@ -34,8 +34,8 @@ from puffin_cli.analysis.stats.files import (
     EqualityDeleteFile,
     NameMapping,
     PositionDeleteFile,
-    local_path,
     primitive_type,
+    read_location,
     top_level_fields,
 )
 from puffin_cli.analysis.stats.manifest_order import planning_order
@@ -202,7 +202,7 @@ def plan_snapshot(table: Table, snapshot: Snapshot, columns: list[str] | None) -
             raise PuffinError(f"{entry.path}: data file format {entry.file_format} is not "
                               f"supported (supported: {', '.join(sorted(DATA_FORMATS))})",
                               code="stats.format")
-        data.append(DataFile(entry.path, local_path(mapper, entry.path), fmt,
+        data.append(DataFile(entry.path, read_location(mapper, entry.path), fmt,
                              entry.record_count, entry.sequence_number,
                              file_size=entry.file_size, split_offsets=entry.split_offsets,
                              constants=identity_constants(metadata, entry)))
@@ -218,12 +218,12 @@ def plan_snapshot(table: Table, snapshot: Snapshot, columns: list[str] | None) -
                                   f"{entry.referenced_data_file} has no content_offset or "
                                   "content_size_in_bytes", code="stats.dv")
             dvs.append(DeletionVectorRef(entry.referenced_data_file or "",
-                                         local_path(mapper, entry.path),
+                                         read_location(mapper, entry.path),
                                          entry.content_offset, entry.content_size,
                                          entry.record_count))
         elif entry.content != CONTENT_EQUALITY_DELETES:
             positions.append((entry, PositionDeleteFile(
-                entry.path, local_path(mapper, entry.path), entry.file_format.lower(),
+                entry.path, read_location(mapper, entry.path), entry.file_format.lower(),
                 entry.record_count, entry.sequence_number, entry.file_size,
                 referenced_data_file(entry))))
     data = attach_equality_deletes(metadata, mapper,

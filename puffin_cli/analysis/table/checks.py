@@ -151,11 +151,12 @@ class TableChecks:
 
     def elsewhere(self, location: str) -> str | None:
         """Where ``location`` is read when that is another location (else ``None``)."""
-        local = self.mapper.local(location)
+        local = self.mapper.resolve(location)
         return None if local == location else local
 
-    def local(self, location: str) -> str:
-        path = self.mapper.local(location)
+    def reference(self, location: str) -> str:
+        """Where ``location`` is read, recorded as referenced (orphans are the rest)."""
+        path = self.mapper.resolve(location)
         self.referenced.add(path)
         return path
 
@@ -168,7 +169,7 @@ class TableChecks:
     # Puffin files ------------------------------------------------------------------------
 
     def puffin(self, location: str) -> _PuffinFile:
-        local = self.local(location)
+        local = self.reference(location)
         cached = self.files.get(local)
         if cached is not None:
             return cached
@@ -194,7 +195,7 @@ class TableChecks:
     def validate_file(self, location: str, snapshot_id: int | None, content: str) -> None:
         """Validate's findings about the Puffin file at ``location``, once per file (the
         first statistics entry or deletion vector that names it gives their facts)."""
-        local = self.mapper.local(location)
+        local = self.mapper.resolve(location)
         if not self.validate or local in self.validated or self._file(local) is None:
             return
         self.validated.add(local)
@@ -291,7 +292,7 @@ class TableChecks:
         for entry in self.metadata.partition_statistics:
             if entry.snapshot_id != snapshot_id:
                 continue
-            info = self._file(self.local(entry.path))
+            info = self._file(self.reference(entry.path))
             if info is None:
                 self.add("table.stats.missing", self.facts_of_file(
                     entry.path, snapshot_id, Absent(), PARTITION_STATISTICS))
@@ -394,7 +395,7 @@ class TableChecks:
         key = (offset, length)
         decoded = found.decoded.get(key)
         if decoded is None:
-            with self.fileio.new_input(self.mapper.local(entry.path),
+            with self.fileio.new_input(self.mapper.resolve(entry.path),
                                        length=found.size) as source:
                 data = source.read(offset, length)
             decoded = dv_containers.decode_range(data, in_puffin=found.blobs is not None,
@@ -451,7 +452,7 @@ class TableChecks:
         """Puffin files nobody references: under ``metadata/`` (where statistics files go);
         with ``everywhere`` (all snapshots read), anywhere under the table directory."""
         for entry in self.metadata.statistics:
-            self.local(entry.path)
+            self.reference(entry.path)
         root = self.table_dir if everywhere else join(self.table_dir, METADATA_DIR)
         found = find_orphans(self.fileio, root, self.referenced)
         scope = "snapshot" if everywhere else "statistics entry"

@@ -182,9 +182,10 @@ class Table:
             self.manifest_reader = ManifestReader(self.mapper, self.fileio)
         return self.manifest_reader
 
-    def local(self, location: str) -> str:
-        """The local path of a location the metadata holds."""
-        return self.mapper.local(location)
+    def resolve(self, location: str) -> str:
+        """Where a location the metadata holds is read (:meth:`.PathMapper.resolve`; the
+        inverse of :meth:`location_of` for the files this table writes)."""
+        return self.mapper.resolve(location)
 
     def reload(self) -> Table:
         """This table's current version, read again: through its catalog for a table named in

@@ -104,7 +104,7 @@ class ManifestReader:
         """The records of one Avro file, each an :class:`Obj` for typed reads; every block
         within :data:`MAX_AVRO_BLOCK` bytes, stored and inflated; anything the Avro decoder
         raises on a corrupt file (bad blocks of any codec) is a bad file."""
-        local = self.mapper.local(location)
+        local = self.mapper.resolve(location)
         opened = ExitStack()
         try:
             handle = opened.enter_context(self.fileio.open_stream(local, regular_only=True))

@@ -145,8 +145,9 @@ class PathMapper:
         self.rules.append((normalize_location(source), normalize_location(target)))
         self.rules.sort(key=lambda rule: len(rule[0]), reverse=True)
 
-    def local(self, location: str) -> str:
-        """The local path for a location from the metadata."""
+    def resolve(self, location: str) -> str:
+        """Where a location from the metadata is read: moved by the first ``--relocate`` rule
+        that matches, else as it is (an object store location is read there)."""
         text = normalize_location(location)
         for source, target in self.rules:
             if text == source or text.startswith(source + "/"):
@@ -154,7 +155,8 @@ class PathMapper:
         return text  # read where it is (an object store location is read there)
 
     def location(self, local: str) -> str:
-        """How the metadata would name a file read at ``local`` (what :meth:`local` undoes)."""
+        """How the metadata would name a file read at ``local`` (what :meth:`resolve`
+        undoes)."""
         text = normalize_location(local)
         for source, target in sorted(self.rules, key=lambda rule: len(rule[1]), reverse=True):
             if text == target or text.startswith(target + "/"):

@@ -172,7 +172,7 @@ def _read(table: Table, location: str) -> _Avro:
     import fastavro
 
     try:
-        with table.fileio.open_stream(table.local(location), regular_only=True) as stream:
+        with table.fileio.open_stream(table.resolve(location), regular_only=True) as stream:
             reader = fastavro.reader(stream)
             schema, records = reader.writer_schema, list(reader)
     except PuffinError:

@@ -19,7 +19,7 @@ from puffin_cli.analysis.write.plan import (
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.numbers import decimal_int
-from puffin_cli.storage import FileIO, has_magic, is_remote, local_path, scheme_of
+from puffin_cli.storage import FileIO, has_magic, is_remote, os_path, scheme_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -70,7 +70,7 @@ def expand_paths(patterns: Sequence[str], base_dir: str = "", *, fileio: FileIO
 
 def _same_file(location: str) -> str:
     """A location as two spellings of one file compare: a local one resolved."""
-    return location if is_remote(location) else os.path.realpath(local_path(location))
+    return location if is_remote(location) else os.path.realpath(os_path(location))
 
 
 def _first(paths: Sequence[str]) -> str:
