@@ -183,8 +183,8 @@ def test_the_repairs_committed_leave_one_good_dv_per_data_file(broken: Broken) -
         (written, files["d"], 2, 0, {"part": 3})]
     assert {a.file_size for a in rewrite.added} == {Path(written).stat().st_size}
     # the new file: valid Puffin, one DV blob per repaired data file, Java's properties
-    assert not [f for f in validate_file(written,
-                                         fileio=FileIO()).findings if f.severity is Severity.ERROR]
+    report = validate_file(written, fileio=FileIO())
+    assert not [f for f in report.findings if f.severity is Severity.ERROR]
     with PuffinReader(written) as reader:
         blobs = reader.metadata.blobs
     assert [(b.offset, b.length) for b in blobs] == \

@@ -53,8 +53,8 @@ def assert_oracle(table: Path, doc: dict[str, Any], written: str) -> None:
 
 
 def modes(table: Path) -> dict[str, tuple[str, int | None]]:
-    decision = decide_refresh(Table.load(table,
-                                         fileio=FileIO()), None, None, parallelism=PARALLELISM)
+    decision = decide_refresh(Table.load(table, fileio=FileIO()), None, None,
+                              parallelism=PARALLELISM)
     return {c.name: (c.mode, c.base_snapshot_id) for c in decision.columns}
 
 
@@ -66,8 +66,8 @@ def test_appends_after_a_rename_refresh_incrementally_in_process(
     base = doc["base"]
     assert modes(table) == {"k": ("incremental", base), "h": ("incremental", base),
                             "m2": ("incremental", base), "p": ("incremental", base)}
-    decision = decide_refresh(Table.load(table,
-                                         fileio=FileIO()), None, None, parallelism=PARALLELISM)
+    decision = decide_refresh(Table.load(table, fileio=FileIO()), None, None,
+                              parallelism=PARALLELISM)
     assert (decision.mode, decision.new_data_files, decision.new_rows) == \
         ("incremental", 8, 16000)
     result = compute_table_stats(table, master="local[2]", commit=True, fileio=FileIO())
@@ -104,8 +104,8 @@ def test_full_where_the_rules_say_so(incremental_tables: Path, tmp_path: Path,
     """A compaction (replace), a merge-on-read delete, and a table read in one task at the
     target but two at the base: every column full, still Iceberg's bytes."""
     table, doc = copy(incremental_tables, name, tmp_path)
-    decision = decide_refresh(Table.load(table,
-                                         fileio=FileIO()), None, None, parallelism=PARALLELISM)
+    decision = decide_refresh(Table.load(table, fileio=FileIO()), None, None,
+                              parallelism=PARALLELISM)
     assert decision.mode == "full"
     assert {c.mode for c in decision.columns} == {"full"}
     reason = decision.columns[0].reason
@@ -125,8 +125,8 @@ def test_a_promoted_column_is_full_the_others_incremental(incremental_tables: Pa
     decided = modes(table)
     assert decided == {"k": ("incremental", base), "h": ("incremental", base),
                        "m": ("incremental", base), "p": ("full", None)}
-    decision = decide_refresh(Table.load(table,
-                                         fileio=FileIO()), None, None, parallelism=PARALLELISM)
+    decision = decide_refresh(Table.load(table, fileio=FileIO()), None, None,
+                              parallelism=PARALLELISM)
     assert "type changed from int" in decision.columns[3].reason
     result = compute_table_stats(table, master="local[2]", fileio=FileIO())
     assert result.mode == "full"
@@ -150,13 +150,13 @@ def test_a_missing_or_corrupt_base_file_means_full(incremental_tables: Path,
     base_file = table / "metadata" / Path(entry.path).name
     data = base_file.read_bytes()
     base_file.write_bytes(data[:-9] + b"\0" * 9)  # footer length and magic broken
-    decision = decide_refresh(Table.load(table,
-                                         fileio=FileIO()), None, None, parallelism=PARALLELISM)
+    decision = decide_refresh(Table.load(table, fileio=FileIO()), None, None,
+                              parallelism=PARALLELISM)
     assert {c.mode for c in decision.columns} == {"full"}
     assert "fails its checks" in decision.columns[0].reason
     base_file.unlink()
-    decision = decide_refresh(Table.load(table,
-                                         fileio=FileIO()), None, None, parallelism=PARALLELISM)
+    decision = decide_refresh(Table.load(table, fileio=FileIO()), None, None,
+                              parallelism=PARALLELISM)
     assert {c.mode for c in decision.columns} == {"full"}
     assert "fails its checks" in decision.columns[0].reason
     result = compute_table_stats(table, master="local[2]", fileio=FileIO())

@@ -197,7 +197,7 @@ def compute_loaded(table: Table, label: str, spark: LazySession, *,
         existing = next(e for e in table.metadata.statistics
                         if e.snapshot_id == plan.snapshot.snapshot_id
                         and e.path == decision.columns[0].base_file)
-        path, location = table.local(existing.path), existing.path
+        path, location = table.resolve(existing.path), existing.path
         file_size, footer_size = existing.file_size, existing.footer_size
     else:
         phase("writing the statistics file")

@@ -45,8 +45,8 @@ def current_manifests(table: Path) -> tuple[dict[str, Any], list[dict[str, Any]]
     """The current metadata and its current snapshot's manifest-list records."""
     import fastavro
 
-    meta: dict[str, Any] = json.loads(Path(current_metadata_file(table,
-                                                                 fileio=FileIO())).read_text())
+    current = Path(current_metadata_file(table, FileIO()))
+    meta: dict[str, Any] = json.loads(current.read_text())
     snap = next(s for s in meta["snapshots"]
                 if s["snapshot-id"] == meta["current-snapshot-id"])
     with open(local(table, snap["manifest-list"], meta["location"]), "rb") as f:

@@ -166,7 +166,7 @@ def _read_sketches(table: Table, entry: StatisticsEntry, fields: Sequence[int],
     from puffin_cli.blobs.theta.compact import compact_from_bytes
     from puffin_cli.format.reader import PuffinReader
 
-    with PuffinReader(table.local(entry.path), footer_size=entry.footer_size,
+    with PuffinReader(table.resolve(entry.path), footer_size=entry.footer_size,
                       fileio=table.fileio) as reader:
         if reader.file_size != entry.file_size:
             raise PuffinError(f"the file has {reader.file_size} bytes, the table metadata "
