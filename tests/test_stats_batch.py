@@ -18,6 +18,7 @@ from tables.fixtures import spark_tables, table_dir  # noqa: F401
 
 from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.format.reader import PuffinReader
+from puffin_cli.storage import FileIO
 
 ROOT = Path(__file__).resolve().parents[1]
 # Runs the CLI and says whether pyspark was imported (the last line of stdout).
@@ -82,7 +83,7 @@ def test_commit_to_a_catalog_named_table_by_path_fails_before_any_work(
     writes it): only the catalog may commit; refused in one line naming --catalog, before
     Spark starts, and nothing is written."""
     table = copy(spark_tables, "stats_v2", tmp_path)
-    current = Path(current_metadata_file(table))
+    current = Path(current_metadata_file(table, fileio=FileIO()))
     renamed = current.with_name("00009-5d1c9f0e-aaaa-4bbb-8ccc-000000000001.metadata.json")
     for f in (table / "metadata").glob("v*.metadata.json"):
         f.unlink() if f != current else f.rename(renamed)
@@ -112,7 +113,7 @@ def test_columns_keep_the_other_blobs_and_no_file_in_the_table_without_commit(
     from puffin_cli.cli.main import cli
 
     table = copy(spark_tables, "dv_v3", tmp_path)
-    metadata = load_metadata(current_metadata_file(table))
+    metadata = load_metadata(current_metadata_file(table, fileio=FileIO()), fileio=FileIO())
     icebergs = next(s for s in metadata.statistics
                     if s.snapshot_id == metadata.current_snapshot_id)
     theirs = blobs(table / "metadata" / Path(icebergs.path).name)
@@ -138,7 +139,7 @@ def test_columns_keep_the_other_blobs_and_no_file_in_the_table_without_commit(
     lines = outcome.output.splitlines()
     assert "  kept part (apache-datasketches-theta-v1, ndv 7)" in lines
     assert any(line.endswith("1 kept, 0 dropped") for line in lines)
-    after = load_metadata(current_metadata_file(table))
+    after = load_metadata(current_metadata_file(table, fileio=FileIO()), fileio=FileIO())
     entry = next(s for s in after.statistics if s.snapshot_id == after.current_snapshot_id)
     assert sorted(f for b in entry.blobs for f in b.fields) == [1, 2, 8]
     outcome = CliRunner().invoke(cli, ["stats", "compute", str(table), "--columns", "name",
@@ -157,7 +158,7 @@ def test_one_run_over_several_tables_one_broken(spark_tables: Path, spark: Any, 
 
     good = [copy(spark_tables, n, tmp_path) for n in ("stats_v1", "stats_v2")]
     broken = copy(spark_tables, "stats_v2", tmp_path, "broken")
-    metadata = load_metadata(current_metadata_file(broken))
+    metadata = load_metadata(current_metadata_file(broken, fileio=FileIO()), fileio=FileIO())
     current = next(s for s in metadata.snapshots if s.snapshot_id == metadata.current_snapshot_id)
     (broken / "metadata" / Path(current.manifest_list).name).unlink()
     outcome = CliRunner().invoke(cli, ["stats", "compute", str(good[0]), str(broken),
@@ -172,7 +173,7 @@ def test_one_run_over_several_tables_one_broken(spark_tables: Path, spark: Any, 
     assert doc["summary"] == {**doc["summary"], "tables": 3, "computed": 2, "failed": 1,
                               "spark-started": True}
     for table in good:
-        after = load_metadata(current_metadata_file(table))
+        after = load_metadata(current_metadata_file(table, fileio=FileIO()), fileio=FileIO())
         entry = next(s for s in after.statistics if s.snapshot_id == after.current_snapshot_id)
         assert entry.path.rsplit("/", 1)[-1] in listing(table)
     # the human view: one line per table, then the summary

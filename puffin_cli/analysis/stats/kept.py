@@ -83,7 +83,7 @@ def _text(exc: BaseException) -> str:
 
 def _reader(plan: StatsPlan, source: str | None) -> PuffinReader:
     assert source is not None
-    return PuffinReader(plan.table.local(source), fileio=plan.table.fileio)
+    return PuffinReader(plan.table.resolve(source), fileio=plan.table.fileio)
 
 
 def _copy(reader: PuffinReader, blob: BlobMetadata, writer: PuffinWriter) -> str | None:
