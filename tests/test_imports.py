@@ -38,6 +38,20 @@ def test_json_metadata_only_loads_no_heavy_module() -> None:
     assert loaded_by("inspect", "--json", "--no-decode", str(SAMPLES / "stats.puffin")) == []
 
 
+def test_json_metadata_only_imports_no_typing_and_no_table_facts() -> None:
+    """The metadata-only path (goal (b) of benchmarks/bench_startup.py) imports neither
+    ``typing`` (a few ms) nor the classes of a table finding's facts (17 dataclasses, ~7 ms):
+    reading a footer makes findings, never facts."""
+    probe = ("import sys\nfrom puffin_cli.cli.main import main\ntry:\n    main(sys.argv[1:])\n"
+             "except SystemExit:\n    pass\n"
+             "print(sorted({'typing', 'puffin_cli.format.facts'} & set(sys.modules)), "
+             "file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", probe, "inspect", "--json", "--no-decode",
+                           str(SAMPLES / "stats.puffin")], capture_output=True, text=True,
+                          check=True)
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
 def test_human_inspect_loads_only_rich() -> None:
     """Uncompressed sketches with many entries (or exact ones) are summarized from their
     preamble: neither DataSketches nor numpy is loaded."""

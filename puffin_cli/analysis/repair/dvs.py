@@ -49,7 +49,8 @@ from puffin_cli.blobs.deletion_vector import (
     encode_deletion_vector,
 )
 from puffin_cli.errors import PuffinError
-from puffin_cli.format.findings import ABOUT_DV, Container, Duplicate, Facts, Finding, Mismatch
+from puffin_cli.format.facts import ABOUT_DV, Container, Duplicate, Facts, Mismatch
+from puffin_cli.format.findings import Finding
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE, DV_BLOB_TYPE, ROW_POSITION_FIELD_ID
 from puffin_cli.format.writer import PuffinWriter
 from puffin_cli.storage import join

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from puffin_cli.analysis.repair.model import Repair, Unrepairable
 from puffin_cli.analysis.table.loading import Table
-from puffin_cli.format.findings import Finding, Orphan
+from puffin_cli.format.facts import Orphan
+from puffin_cli.format.findings import Finding
 from puffin_cli.storage import StorageError
 
 ORPHAN_CODE = "table.orphan"

@@ -35,13 +35,8 @@ from puffin_cli.analysis.table.updates import (
     TableUpdate,
 )
 from puffin_cli.errors import PuffinError
-from puffin_cli.format.findings import (
-    ABOUT_FILE,
-    PARTITION_STATISTICS,
-    STATISTICS,
-    Finding,
-    Mismatch,
-)
+from puffin_cli.format.facts import ABOUT_FILE, PARTITION_STATISTICS, STATISTICS, Mismatch
+from puffin_cli.format.findings import Finding
 from puffin_cli.format.reader import PuffinReader
 
 CORRECT, REMOVE, REMOVE_PARTITION = "stats.correct", "stats.remove", "partition-stats.remove"

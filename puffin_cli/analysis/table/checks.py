@@ -59,7 +59,7 @@ from puffin_cli.analysis.table.report import (
     StatisticsFile,
 )
 from puffin_cli.errors import PuffinError
-from puffin_cli.format.findings import (
+from puffin_cli.format.facts import (
     ABOUT_DV,
     ABOUT_FILE,
     DATA,
@@ -73,20 +73,18 @@ from puffin_cli.format.findings import (
     Facts,
     FileProblem,
     FileRef,
-    Finding,
     Mismatch,
     NoBlob,
     NotLive,
     NotPuffin,
     Orphan,
     OutsideFile,
-    Severity,
     TooLarge,
     UnknownFields,
     UnknownSnapshot,
     Unset,
-    finding,
 )
+from puffin_cli.format.findings import Finding, Severity, finding
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.reader import PuffinReader

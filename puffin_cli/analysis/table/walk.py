@@ -32,15 +32,8 @@ from puffin_cli.analysis.table.report import (
     Totals,
 )
 from puffin_cli.errors import PuffinError
-from puffin_cli.format.findings import (
-    ABOUT_SNAPSHOT,
-    DATA,
-    DELETES,
-    Duplicate,
-    Facts,
-    FileRef,
-    Severity,
-)
+from puffin_cli.format.facts import ABOUT_SNAPSHOT, DATA, DELETES, Duplicate, Facts, FileRef
+from puffin_cli.format.findings import Severity
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.storage import FileIO
 
