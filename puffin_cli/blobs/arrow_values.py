@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from puffin_cli.blobs.iceberg_values import IcebergType
-from puffin_cli.blobs.theta import hash_matrix, hash_ragged
+from puffin_cli.blobs.theta import hash_matrix, hash_ragged, hash_words
 from puffin_cli.errors import PuffinError
 
 if TYPE_CHECKING:
@@ -42,13 +42,16 @@ _UUID_DASHES = (8, 12, 16, 20)
 @dataclass(frozen=True)
 class SerializedColumn:
     """Every row's serialized value: a ``(n, width)`` matrix (``fixed``), or byte strings
-    ``buffer[starts[i]:starts[i] + lengths[i]]``; null rows are zeros / empty, ``valid`` false."""
+    ``buffer[starts[i]:starts[i] + lengths[i]]``; null rows are zeros / empty, ``valid`` false.
+    Byte strings of at most 8 bytes may also come as ``words``: each row's bytes as a
+    little-endian word, zero past its length (what they are hashed from)."""
 
     valid: BoolArray
     fixed: UInt8Array | None = None
     buffer: UInt8Array | None = None
     starts: Int64Array | None = None
     lengths: Int64Array | None = None
+    words: npt.NDArray[np.uint64] | None = None
 
     def hashes(self, keep: BoolArray) -> npt.NDArray[np.uint64]:
         """Hashes of the kept non-null, non-empty values, in row order."""
@@ -67,6 +70,8 @@ class SerializedColumn:
             return hash_matrix(fixed)
         assert self.buffer is not None and self.starts is not None and self.lengths is not None
         chosen &= self.lengths > 0
+        if self.words is not None:  # a copy: hashed in place
+            return hash_words(self.words[chosen], self.lengths[chosen].astype(np.uint64))
         return hash_ragged(self.buffer, self.starts[chosen], self.lengths[chosen])
 
     def key(self) -> pa.Array:
@@ -260,10 +265,14 @@ def _minimal_long_decimals(iceberg_type: IcebergType, array: Any,
     lengths = np.ones(rows, dtype=np.int64)
     for size in range(1, 8):  # one more byte per limit 2^7, 2^15, ... the magnitude reaches
         lengths += magnitude >= np.int64(1 << (8 * size - 1))
-    big_endian = unscaled.astype(">i8").view(np.uint8)
-    starts = np.arange(rows, dtype=np.int64) * 8 + 8 - lengths
+    # the big-endian bytes of each value, its last ``length`` ones first in a little-endian
+    # word: the byte-swapped value shifted right by the bytes left out
+    left_out = np.uint64(64) - (lengths << 3).astype(np.uint64)
+    words = unscaled.byteswap().view(np.uint64) >> left_out
+    starts = np.arange(rows, dtype=np.int64) * 8
     lengths[~valid] = 0
-    return SerializedColumn(valid, buffer=big_endian, starts=starts, lengths=lengths)
+    return SerializedColumn(valid, buffer=words.view(np.uint8), starts=starts, lengths=lengths,
+                            words=words)
 
 
 def _uuid_text(matrix: UInt8Array) -> UInt8Array:

@@ -30,6 +30,7 @@ from puffin_cli.blobs.theta.hashing import (
     hash_matrix,
     hash_ragged,
     hash_values,
+    hash_words,
 )
 from puffin_cli.blobs.theta.sketches import (
     NOMINAL_ENTRIES,
@@ -62,6 +63,7 @@ __all__ = [
     "hash_matrix",
     "hash_ragged",
     "hash_values",
+    "hash_words",
     "read_header",
     "serialize_compact",
     "summarize_theta",

@@ -1,6 +1,7 @@
 """Hashing as DataSketches hashes bytes: MurmurHash3 x64-128 with seed 9001, first 64-bit
 half, shifted right by one (:func:`hash_values`; vectorized: :func:`hash_matrix` for rows of
-one length, :func:`hash_ragged` for values of any length), over Iceberg's single-value
+one length, :func:`hash_words` for values of up to 8 bytes given as words,
+:func:`hash_ragged` for values of any length), over Iceberg's single-value
 serialization (:func:`hash_iceberg_values`).
 """
 
@@ -45,22 +46,26 @@ def hash_values(values: Iterable[bytes]) -> UInt64Array:
     return hashes
 
 
-def _rotl(x: UInt64Array, r: int) -> UInt64Array:
+def _rotl(x: UInt64Array, r: int, scratch: UInt64Array) -> None:
+    """``x = rotl64(x, r)`` in place (``scratch``: a buffer of ``x``'s size)."""
     import numpy as np
 
-    result: UInt64Array = (x << np.uint64(r)) | (x >> np.uint64(64 - r))
-    return result
+    np.right_shift(x, np.uint64(64 - r), out=scratch)
+    x <<= np.uint64(r)
+    x |= scratch
 
 
-def _fmix(k: UInt64Array) -> UInt64Array:
+def _fmix(k: UInt64Array, scratch: UInt64Array) -> None:
+    """MurmurHash3's ``fmix64``, in place."""
     import numpy as np
 
-    k = k ^ (k >> np.uint64(33))
-    k = k * np.uint64(0xFF51AFD7ED558CCD)
-    k = k ^ (k >> np.uint64(33))
-    k = k * np.uint64(0xC4CEB9FE1A85EC53)
-    result: UInt64Array = k ^ (k >> np.uint64(33))
-    return result
+    s33 = np.uint64(33)
+    for multiplier in (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)):
+        np.right_shift(k, s33, out=scratch)
+        k ^= scratch
+        k *= multiplier
+    np.right_shift(k, s33, out=scratch)
+    k ^= scratch
 
 
 def hash_matrix(rows: npt.NDArray[np.uint8]) -> UInt64Array:
@@ -72,114 +77,160 @@ def hash_matrix(rows: npt.NDArray[np.uint8]) -> UInt64Array:
     if width == 0:
         return np.zeros(0, dtype=np.uint64)
     if width <= 8:
-        return _hash_short(rows)
+        return hash_words(_short_words(rows), np.uint64(width))
     out = np.empty(n, dtype=np.uint64)
     for start in range(0, n, _HASH_CHUNK):  # in row chunks whose temporaries stay in cache
         part = rows[start:start + _HASH_CHUNK]
-        out[start:start + part.shape[0]] = _hash_blocks(part)
+        if width % 16 == 0 and part.flags.c_contiguous:
+            words = part.view("<u8")
+        else:
+            padded = np.zeros((part.shape[0], width + (-width) % 16), dtype=np.uint8)
+            padded[:, :width] = part
+            words = padded.view("<u8")
+        out[start:start + part.shape[0]] = _hash_blocks(words, width // 16, np.uint64(width))
     return out
 
 
-def _hash_blocks(rows: npt.NDArray[np.uint8]) -> UInt64Array:
+def _hash_blocks(words: UInt64Array, blocks: int, lengths: Any) -> UInt64Array:
+    """Hashes of values of ``lengths`` bytes (one for all, or one per row) with ``blocks``
+    full 16-byte blocks each: the rows of ``words``, little-endian words zero-padded to whole
+    blocks (a tail block of zeros where a value has no tail), computed in place on a few
+    buffers. A tail word of zeros is a no-op (its ``k`` is 0), so the tail needs no length."""
     import numpy as np
 
-    n, width = rows.shape
-    padded = np.zeros((n, width + (-width) % 16), dtype=np.uint8)
-    padded[:, :width] = rows
-    words = padded.view("<u8")
+    n = words.shape[0]
     c1, c2 = np.uint64(_C1), np.uint64(_C2)
+    five = np.uint64(5)
     h1 = np.full(n, DEFAULT_SEED, dtype=np.uint64)
     h2 = h1.copy()
-    blocks = width // 16
+    k = np.empty_like(h1)
+    t = np.empty_like(h1)
     for block in range(blocks):
-        k1 = _rotl(words[:, 2 * block] * c1, 31) * c2
-        h1 = _rotl(h1 ^ k1, 27) + h2
-        h1 = h1 * np.uint64(5) + np.uint64(0x52DCE729)
-        k2 = _rotl(words[:, 2 * block + 1] * c2, 33) * c1
-        h2 = _rotl(h2 ^ k2, 31) + h1
-        h2 = h2 * np.uint64(5) + np.uint64(0x38495AB5)
-    tail = width % 16
-    if tail > 8:
-        h2 = h2 ^ (_rotl(words[:, 2 * blocks + 1] * c2, 33) * c1)
-    if tail > 0:
-        h1 = h1 ^ (_rotl(words[:, 2 * blocks] * c1, 31) * c2)
-    length = np.uint64(width)
-    h1 = h1 ^ length
-    h2 = h2 ^ length
-    h1 = h1 + h2
-    h2 = h2 + h1
-    result: UInt64Array = (_fmix(h1) + _fmix(h2)) >> np.uint64(1)
-    return result
+        np.multiply(words[:, 2 * block], c1, out=k)  # k1 = rotl(k1 * c1, 31) * c2
+        _rotl(k, 31, t)
+        k *= c2
+        h1 ^= k  # h1 = rotl(h1 ^ k1, 27) + h2, then * 5 + 0x52dce729
+        _rotl(h1, 27, t)
+        h1 += h2
+        h1 *= five
+        h1 += np.uint64(0x52DCE729)
+        np.multiply(words[:, 2 * block + 1], c2, out=k)  # k2 = rotl(k2 * c2, 33) * c1
+        _rotl(k, 33, t)
+        k *= c1
+        h2 ^= k  # h2 = rotl(h2 ^ k2, 31) + h1, then * 5 + 0x38495ab5
+        _rotl(h2, 31, t)
+        h2 += h1
+        h2 *= five
+        h2 += np.uint64(0x38495AB5)
+    if words.shape[1] > 2 * blocks:  # the tail: k2 from its second word, k1 from its first
+        np.multiply(words[:, 2 * blocks + 1], c2, out=k)
+        _rotl(k, 33, t)
+        k *= c1
+        h2 ^= k
+        np.multiply(words[:, 2 * blocks], c1, out=k)
+        _rotl(k, 31, t)
+        k *= c2
+        h1 ^= k
+    h1 ^= lengths
+    h2 ^= lengths
+    h1 += h2
+    h2 += h1
+    _fmix(h1, t)
+    _fmix(h2, t)
+    h1 += h2
+    h1 >>= np.uint64(1)
+    return h1
 
 
-def _hash_short(rows: npt.NDArray[np.uint8]) -> UInt64Array:
-    """:func:`hash_matrix` of rows of 1 to 8 bytes: one tail word, no block; computed in place
-    on a single buffer (in row chunks that stay in cache), since these are the columns of
-    numbers a statistics job hashes by the billion."""
+def _short_words(rows: npt.NDArray[np.uint8]) -> UInt64Array:
+    """Rows of 1 to 8 bytes as little-endian words, zero-padded (a new array)."""
     import numpy as np
 
     n, width = rows.shape
-    if width == 8 and rows.flags.c_contiguous:
-        words = rows.view("<u8").reshape(n).copy()
-    else:
-        padded = np.zeros((n, 8), dtype=np.uint8)
-        padded[:, :width] = rows
-        words = padded.view("<u8").reshape(n)
-    seeded = np.uint64(DEFAULT_SEED ^ width)  # h2 before the finalization, for every row
+    if width in (1, 2, 4, 8) and rows.flags.c_contiguous:
+        return rows.view(f"<u{width}").reshape(n).astype(np.uint64)
+    padded = np.zeros((n, 8), dtype=np.uint8)
+    padded[:, :width] = rows
+    return padded.view("<u8").reshape(n)
+
+
+def hash_words(words: UInt64Array, lengths: Any) -> UInt64Array:
+    """Vectorized :func:`hash_values` of values of 1 to 8 bytes given as little-endian words,
+    zero past each value (one tail word, no block), and their ``lengths`` (one for all, or one
+    per word). Computed in place on ``words`` (in row chunks that stay in cache), since these
+    are the columns of numbers a statistics job hashes by the billion."""
+    import numpy as np
+
+    n = words.size
+    seeded = np.uint64(DEFAULT_SEED) ^ lengths  # h2 before the finalization
     c1, c2 = np.uint64(_C1), np.uint64(_C2)
-    m1, m2 = np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53)
-    s31, s33, s1 = np.uint64(31), np.uint64(33), np.uint64(1)
     scratch = np.empty(min(n, _HASH_CHUNK), dtype=np.uint64)
     second = np.empty_like(scratch)
     for start in range(0, n, _HASH_CHUNK):
         k = words[start:start + _HASH_CHUNK]
         t = scratch[:k.size]
         h2 = second[:k.size]
+        seed = seeded if seeded.ndim == 0 else seeded[start:start + _HASH_CHUNK]
         k *= c1  # k1 = rotl(k1 * c1, 31) * c2
-        np.right_shift(k, s33, out=t)
-        k <<= s31
-        k |= t
+        _rotl(k, 31, t)
         k *= c2
-        k ^= seeded  # h1 = seed ^ k1 ^ len; h1 += h2; h2 += h1
-        k += seeded
-        np.add(k, seeded, out=h2)
-        for h in (k, h2):  # fmix64
-            np.right_shift(h, s33, out=t)
-            h ^= t
-            np.multiply(h, m1, out=h)
-            np.right_shift(h, s33, out=t)
-            h ^= t
-            np.multiply(h, m2, out=h)
-            np.right_shift(h, s33, out=t)
-            h ^= t
+        k ^= seed  # h1 = seed ^ k1 ^ len; h1 += h2; h2 += h1
+        k += seed
+        np.add(k, seed, out=h2)
+        _fmix(k, t)
+        _fmix(h2, t)
         k += h2
-        k >>= s1
+        k >>= np.uint64(1)
     return words
+
+
+# Masks keeping the first L bytes of a little-endian word, by L = 0..8.
+_BYTE_MASKS = [(1 << (8 * length)) - 1 for length in range(9)]
 
 
 def hash_ragged(buffer: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
                 lengths: npt.NDArray[np.int64]) -> UInt64Array:
     """Vectorized :func:`hash_values` of the byte strings ``buffer[starts[i]:starts[i] +
-    lengths[i]]``, in order (no string is skipped: leave empty ones out before). Strings of
-    one length are hashed together with :func:`hash_matrix`."""
+    lengths[i]]``, in order (no string is skipped: leave empty ones out before). Strings of 1
+    to 8 bytes are hashed together, each read as one word; longer ones together with those
+    of as many full 16-byte blocks, each read as its blocks and a tail block whose bytes past
+    the string are zeroed."""
     import numpy as np
 
     out = np.empty(lengths.size, dtype=np.uint64)
     if lengths.size == 0:
         return out
-    present = np.flatnonzero(np.bincount(lengths))
-    if present.size <= _FEW_LENGTHS:  # one pass per length beats sorting by length
-        groups = [np.flatnonzero(lengths == width) for width in present.tolist()]
+    blocks = np.where(lengths <= 8, -1, lengths // 16)  # -1: one word
+    present = np.flatnonzero(np.bincount(blocks + 1)) - 1
+    if present.size == 1:  # one group: no gathering and scattering of rows
+        groups: list[Any] = [None]
+    elif present.size <= _FEW_LENGTHS:  # one pass per group beats sorting
+        groups = [np.flatnonzero(blocks == count) for count in present.tolist()]
     else:
-        order = np.argsort(lengths, kind="stable")
-        bounds = np.flatnonzero(np.diff(lengths[order])) + 1
-        groups = np.split(order, bounds)
+        order = np.argsort(blocks, kind="stable")
+        groups = np.split(order, np.flatnonzero(np.diff(blocks[order])) + 1)
+    masks = np.array(_BYTE_MASKS, dtype=np.uint64)
     for rows in groups:
-        width = int(lengths[rows[0]])
-        # each string is a row of the buffer's sliding windows of this width: gathering
-        # rows copies them whole
+        count = int(present[0] if rows is None else blocks[rows[0]])
+        width = 8 if count < 0 else 16 * count + 16  # bytes read per string
+        first, sizes = (starts, lengths) if rows is None else (starts[rows], lengths[rows])
+        if int(first.max()) + width > buffer.size:  # reads past the end: pad
+            buffer = np.concatenate((buffer, np.zeros(width, dtype=np.uint8)))
         windows = np.lib.stride_tricks.sliding_window_view(buffer, width)
-        out[rows] = hash_matrix(windows[starts[rows]])
+        for start in range(0, first.size, _HASH_CHUNK):
+            part = slice(start, start + _HASH_CHUNK)
+            words = windows[first[part]].view("<u8")  # a copy: (n, width // 8) words
+            size = sizes[part]
+            if count < 0:
+                words = words.reshape(-1)
+                words &= masks[size]
+                hashes = hash_words(words, size.astype(np.uint64))
+            else:
+                tail = size - 16 * count  # 0..15 bytes in the tail block
+                words[:, -2] &= masks[np.minimum(tail, 8)]
+                words[:, -1] &= masks[np.maximum(tail - 8, 0)]
+                hashes = _hash_blocks(words, count, size.astype(np.uint64))
+            out[part if rows is None else rows[part]] = hashes
     return out
 
 

@@ -69,13 +69,15 @@ class AlphaSketch:
         import numpy as np
 
         stream = np.asarray(hashes, dtype=np.uint64)
-        nonzero = stream != 0  # DataSketches rejects a zero hash
-        if not nonzero.any():
-            return
-        self._empty = False
+        if self._empty:  # DataSketches rejects a zero hash: zeros alone leave it empty
+            if not stream.any():
+                return
+            self._empty = False
         # Hashes at or above theta are rejected whenever they arrive: drop them before the
-        # (sorting) search for first arrivals, which keeps the others' order.
-        stream = stream[nonzero & (stream < np.uint64(self.theta_long))]
+        # (sorting) search for first arrivals, which keeps the others' order; then the zeros.
+        stream = stream[stream < np.uint64(self.theta_long)]
+        if stream.size and not stream.all():
+            stream = stream[stream != 0]
         # So are hashes already retained (repeated values): drop them before it too.
         retained = self._retained
         if retained.size and stream.size:
