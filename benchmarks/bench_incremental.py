@@ -61,9 +61,12 @@ def local_path(location: str) -> str:
     return location.removeprefix("file:")
 
 
-def sketches(path: str) -> dict[int, bytes]:
-    """A statistics file's sketch bytes by field ID; the file is removed."""
+def sketches(path: str, mode: str) -> dict[int, bytes]:
+    """The sketch bytes by field ID of a statistics file this run wrote (``mode`` not
+    ``fresh``: a fresh result names the table's own file); the file is removed."""
     from puffin_cli.format.reader import PuffinReader
+
+    assert mode != "fresh", f"{path} is the table's own statistics file"
 
     with PuffinReader(path) as reader:
         found = {b.fields[0]: reader.read_blob(b) for b in reader.metadata.blobs}
@@ -79,7 +82,7 @@ def command(tmp: Path, metadata: str, snapshot: int,
         seconds, rss = run_measured([*PUFFIN, "stats", "compute", metadata, "--snapshot",
                                      str(snapshot), "--json", *extra], stdout=handle.fileno())
     result: dict[str, Any] = json.loads(out.read_text())
-    return seconds, rss, result, sketches(result["statistics-path"])
+    return seconds, rss, result, sketches(result["statistics-path"], result["mode"])
 
 
 def ndvs(result: dict[str, Any]) -> dict[str, int]:
@@ -115,7 +118,7 @@ def run(tmp: Path) -> list[tuple[str, float, str]]:
         result = compute_table_stats(metadata, snapshot_id=pct["snapshot"], full=full_compute,
                                      quiet_spark=True)
         return (result.seconds, result.mode, {c.name: c.ndv for c in result.columns},
-                sketches(result.statistics_path))
+                sketches(result.statistics_path, result.mode))
 
     in_session(True)  # warm-up
     warm_inc = [in_session(False) for _ in range(3)]

@@ -91,8 +91,8 @@ def stats_figures(tmp: Path) -> list[tuple[str, float, str]]:
 
     results = []
 
-    def ours() -> None:
-        result = compute_table_stats(table, quiet_spark=True, fileio=FileIO())
+    def ours() -> None:  # --full: the snapshot has Iceberg's statistics (fresh otherwise)
+        result = compute_table_stats(table, quiet_spark=True, full=True, fileio=FileIO())
         Path(result.statistics_path).unlink()
         results.append(result)
 
@@ -187,11 +187,12 @@ def object_store_figures(tmp: Path) -> list[tuple[str, float, str]]:
         relocate = [(original, "s3://bench/bench")]
 
         def on_disk() -> None:
-            result = compute_table_stats(table, quiet_spark=True, fileio=fileio)
+            result = compute_table_stats(table, quiet_spark=True, full=True, fileio=fileio)
             Path(result.statistics_path).unlink()
 
         def in_store() -> None:  # its statistics objects stay in the server's bucket
-            compute_table_stats(location, relocate=relocate, quiet_spark=True, fileio=fileio)
+            compute_table_stats(location, relocate=relocate, quiet_spark=True, full=True,
+                                fileio=fileio)
 
         on_disk()  # warm-up: the session, the page cache
         local_seconds = _median(on_disk)
