@@ -27,7 +27,7 @@ DEFAULT_SEED_HASH = 0x93CC
 _C1 = 0x87C37B91114253D5
 _C2 = 0x4CF5AD432745937F
 _HASH_CHUNK = 1 << 16  # rows hashed at a time by _hash_short
-_FEW_LENGTHS = 16  # hash_ragged groups by length with one pass each up to this many lengths
+_FEW_GROUPS = 16  # hash_ragged finds its groups with one pass each up to this many
 
 
 # --------------------------------------------------------------------------------------------
@@ -100,37 +100,24 @@ def _hash_blocks(words: UInt64Array, blocks: int, lengths: Any) -> UInt64Array:
 
     n = words.shape[0]
     c1, c2 = np.uint64(_C1), np.uint64(_C2)
-    five = np.uint64(5)
     h1 = np.full(n, DEFAULT_SEED, dtype=np.uint64)
     h2 = h1.copy()
     k = np.empty_like(h1)
     t = np.empty_like(h1)
-    for block in range(blocks):
-        np.multiply(words[:, 2 * block], c1, out=k)  # k1 = rotl(k1 * c1, 31) * c2
-        _rotl(k, 31, t)
-        k *= c2
-        h1 ^= k  # h1 = rotl(h1 ^ k1, 27) + h2, then * 5 + 0x52dce729
+    for block in range(blocks):  # h = rotl(h ^ k, r) + the other h, then * 5 + a constant
+        _mix_word(h1, words[:, 2 * block], c1, c2, 31, k, t)
         _rotl(h1, 27, t)
         h1 += h2
-        h1 *= five
+        h1 *= np.uint64(5)
         h1 += np.uint64(0x52DCE729)
-        np.multiply(words[:, 2 * block + 1], c2, out=k)  # k2 = rotl(k2 * c2, 33) * c1
-        _rotl(k, 33, t)
-        k *= c1
-        h2 ^= k  # h2 = rotl(h2 ^ k2, 31) + h1, then * 5 + 0x38495ab5
+        _mix_word(h2, words[:, 2 * block + 1], c2, c1, 33, k, t)
         _rotl(h2, 31, t)
         h2 += h1
-        h2 *= five
+        h2 *= np.uint64(5)
         h2 += np.uint64(0x38495AB5)
     if words.shape[1] > 2 * blocks:  # the tail: k2 from its second word, k1 from its first
-        np.multiply(words[:, 2 * blocks + 1], c2, out=k)
-        _rotl(k, 33, t)
-        k *= c1
-        h2 ^= k
-        np.multiply(words[:, 2 * blocks], c1, out=k)
-        _rotl(k, 31, t)
-        k *= c2
-        h1 ^= k
+        _mix_word(h2, words[:, 2 * blocks + 1], c2, c1, 33, k, t)
+        _mix_word(h1, words[:, 2 * blocks], c1, c2, 31, k, t)
     h1 ^= lengths
     h2 ^= lengths
     h1 += h2
@@ -140,6 +127,17 @@ def _hash_blocks(words: UInt64Array, blocks: int, lengths: Any) -> UInt64Array:
     h1 += h2
     h1 >>= np.uint64(1)
     return h1
+
+
+def _mix_word(h: UInt64Array, word: UInt64Array, first: Any, second: Any, r: int,
+              k: UInt64Array, scratch: UInt64Array) -> None:
+    """``h ^= rotl(word * first, r) * second`` in place (``k``, ``scratch``: buffers)."""
+    import numpy as np
+
+    np.multiply(word, first, out=k)
+    _rotl(k, r, scratch)
+    k *= second
+    h ^= k
 
 
 def _short_words(rows: npt.NDArray[np.uint8]) -> UInt64Array:
@@ -204,7 +202,7 @@ def hash_ragged(buffer: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     present = np.flatnonzero(np.bincount(blocks + 1)) - 1
     if present.size == 1:  # one group: no gathering and scattering of rows
         groups: list[Any] = [None]
-    elif present.size <= _FEW_LENGTHS:  # one pass per group beats sorting
+    elif present.size <= _FEW_GROUPS:  # one pass per group beats sorting
         groups = [np.flatnonzero(blocks == count) for count in present.tolist()]
     else:
         order = np.argsort(blocks, kind="stable")
