@@ -17,7 +17,7 @@ describe a task of the target, and the refresh is (rightly) full. Figures:
    Checked: the incremental run's `mode` is `incremental` and every column's NDV and sketch
    bytes equal `--full`'s.
 2. Peak RSS of the command sketching the 1,000,000-row append in its process (6 columns),
-   against the 512 MiB limit; its NDVs equal `--full`'s of that snapshot.
+   against the 512 MiB limit; its NDVs and sketch bytes equal `--full`'s of that snapshot.
 3. With Iceberg's default open-file cost, the 1% append: the mode and reason `stats compute`
    gives (full).
 """
