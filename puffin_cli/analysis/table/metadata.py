@@ -22,6 +22,7 @@ import os
 import re
 import zlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 from urllib.parse import unquote, urlparse
 
@@ -106,10 +107,16 @@ class TableMetadata:
     raw: dict[str, Any] = field(repr=False, compare=False)
 
     def snapshot(self, snapshot_id: int) -> Snapshot | None:
+        """Snapshot ``snapshot_id`` (the first listed, should the metadata repeat an ID)."""
+        return self._snapshots_by_id.get(snapshot_id)
+
+    @cached_property
+    def _snapshots_by_id(self) -> dict[int, Snapshot]:
+        # built once: a walk over every snapshot asks for each one's parent and ancestors
+        found: dict[int, Snapshot] = {}
         for snap in self.snapshots:
-            if snap.snapshot_id == snapshot_id:
-                return snap
-        return None
+            found.setdefault(snap.snapshot_id, snap)
+        return found
 
     def schema_for(self, snapshot_id: int | None) -> tuple[int, dict[str, Any]]:
         """The schema a snapshot was written with (its ``schema-id``), else the current one."""
