@@ -487,6 +487,37 @@ def test_alpha_sketch_fed_in_chunks_equals_one_update(values: list[int], cuts: l
     assert chunked.result().to_bytes() == whole.result().to_bytes()
 
 
+def _alpha_one_by_one(hashes: list[int], k: int) -> tuple[int, list[int]]:
+    """The Alpha update rule read literally, one hash at a time: theta and retained hashes."""
+    theta, accepted, free = MAX_THETA, set(), k
+    for value in hashes:
+        if value == 0 or value >= theta or value in accepted:
+            continue
+        accepted.add(value)
+        if free:
+            free -= 1
+        else:
+            theta = int(theta * (k / (k + 1.0)))
+    return theta, sorted(v for v in accepted if v < theta)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 400), max_size=3000), st.lists(st.integers(0, 3000), max_size=6),
+       st.integers(1, 64), st.booleans())
+def test_alpha_sketch_equals_the_rule_applied_one_hash_at_a_time(
+        values: list[int], cuts: list[int], k: int, zeros: bool) -> None:
+    # Repeats within and across chunks, and zero hashes (value 0), through the vectorized
+    # search for first arrivals and the theta schedule.
+    hashes = [0 if zeros and v == 0 else (v + 1) * 0x9E3779B97F4A7C15 % MAX_THETA
+              for v in values]
+    sketch = AlphaSketch(k)
+    for start, end in itertools.pairwise([0, *sorted(cuts), len(values)]):
+        sketch.update(np.array(hashes[start:end], dtype=np.uint64))
+    theta, kept = _alpha_one_by_one(hashes, k)
+    result = sketch.result()
+    assert (result.theta_long, result.hashes.tolist()) == (theta, kept)
+
+
 def test_alpha_sketch_in_chunks_equals_javas_one_partition() -> None:
     # The Java-written estimation-mode blob of multi-blob-mixed.puffin (20,000 longs, one
     # partition, no union): rebuilt from 7 uneven chunks, byte for byte.

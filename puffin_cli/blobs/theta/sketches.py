@@ -78,14 +78,7 @@ class AlphaSketch:
         stream = stream[stream < np.uint64(self.theta_long)]
         if stream.size and not stream.all():
             stream = stream[stream != 0]
-        # So are hashes already retained (repeated values): drop them before it too.
-        retained = self._retained
-        if retained.size and stream.size:
-            found = np.searchsorted(retained, stream)
-            np.minimum(found, retained.size - 1, out=found)
-            stream = stream[retained[found] != stream]
-        _, first_seen = np.unique(stream, return_index=True)
-        arrivals = stream[np.sort(first_seen)]  # distinct, in order of first arrival
+        arrivals = _new_arrivals(stream, self._retained)
         free = min(self._free, arrivals.size)
         self._free -= free
         theta = self.theta_long
@@ -100,12 +93,38 @@ class AlphaSketch:
         self.theta_long = theta
         limit = np.uint64(theta)
         # arrivals are distinct and none is retained already: a sort merges them
+        retained = self._retained
         merged = np.concatenate((retained[retained < limit], arrivals[arrivals < limit]))
         merged.sort()
         self._retained = merged
 
     def result(self) -> CompactTheta:
         return CompactTheta(self.theta_long, self._retained, empty=self._empty)
+
+
+def _new_arrivals(stream: UInt64Array, retained: UInt64Array) -> UInt64Array:
+    """The distinct hashes of ``stream`` not in ``retained`` (sorted), in order of first
+    arrival: equal hashes are found by an (unstable, SIMD) sort, the first arrival of each as
+    its smallest position, and the retained ones by a search of the sorted distinct hashes."""
+    import numpy as np
+
+    if stream.size == 0:
+        return stream
+    order = np.argsort(stream)
+    ordered = stream[order]
+    starts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+    if starts.size + 1 < stream.size:  # repeated hashes: keep each one's first position
+        starts = np.concatenate(([0], starts))
+        distinct = ordered[starts]
+        first = np.minimum.reduceat(order, starts)
+    else:
+        distinct, first = ordered, order
+    if retained.size:
+        found = np.searchsorted(retained, distinct)
+        np.minimum(found, retained.size - 1, out=found)
+        first = first[retained[found] != distinct]
+    first.sort()
+    return stream[first]
 
 
 def alpha_sketch(hashes: npt.ArrayLike, nominal_entries: int = NOMINAL_ENTRIES) -> CompactTheta:
