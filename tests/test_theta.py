@@ -116,14 +116,28 @@ def test_hash_matrix_across_chunks_and_strided_rows(width: int) -> None:
 
 
 @settings(max_examples=100)
-@given(st.lists(st.binary(min_size=1, max_size=40), max_size=60))
-def test_hash_ragged_equals_mmh3(values: list[bytes]) -> None:
+@given(st.lists(st.binary(min_size=1, max_size=40), max_size=60), st.booleans())
+def test_hash_ragged_equals_mmh3(values: list[bytes], more: bool) -> None:
     """Byte strings of a shared buffer, hashed by length groups (few lengths: one pass per
-    length; many: sorted by length), come back in their own order."""
-    buffer = np.frombuffer(b"".join(values) + b"tail", dtype=np.uint8)
+    length; many: sorted by length), come back in their own order, whether the buffer goes
+    on after the last string or ends there."""
+    buffer = np.frombuffer(b"".join(values) + (b"tail" if more else b""), dtype=np.uint8)
     lengths = np.array([len(v) for v in values], dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
     assert hash_ragged(buffer, starts, lengths).tolist() == [_mmh3(v) for v in values]
+
+
+@pytest.mark.parametrize("lengths", [(3,), (8,), (16,), (32,), (15, 16), (5, 9, 16, 33)])
+def test_hash_ragged_across_chunks_one_length_or_few(lengths: tuple[int, ...]) -> None:
+    """More strings than one in-cache chunk, of one length (no tail block to mask when it is a
+    multiple of 16) or of a few, in a buffer that ends with the last string."""
+    rng = np.random.default_rng(len(lengths))
+    sizes = rng.choice(lengths, 40_000)
+    values = [rng.bytes(int(size)) for size in sizes]
+    buffer = np.frombuffer(b"".join(values), dtype=np.uint8)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+    hashes = hash_ragged(buffer, starts, sizes.astype(np.int64))
+    assert hashes.tolist() == [_mmh3(v) for v in values]
 
 
 def test_hash_iceberg_values_fast_and_slow_paths_agree() -> None:

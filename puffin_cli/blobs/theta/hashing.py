@@ -26,7 +26,7 @@ DEFAULT_SEED_HASH = 0x93CC
 
 _C1 = 0x87C37B91114253D5
 _C2 = 0x4CF5AD432745937F
-_HASH_CHUNK = 1 << 16  # rows hashed at a time by _hash_short
+_HASH_CHUNK = 1 << 14  # rows hashed at a time: a few arrays of them stay in a core's cache
 _FEW_GROUPS = 16  # hash_ragged finds its groups with one pass each up to this many
 
 
@@ -192,14 +192,16 @@ def hash_ragged(buffer: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     lengths[i]]``, in order (no string is skipped: leave empty ones out before). Strings of 1
     to 8 bytes are hashed together, each read as one word; longer ones together with those
     of as many full 16-byte blocks, each read as its blocks and a tail block whose bytes past
-    the string are zeroed."""
+    the string are zeroed (no tail block when every string of the group fills its blocks)."""
     import numpy as np
 
     out = np.empty(lengths.size, dtype=np.uint64)
     if lengths.size == 0:
         return out
-    blocks = np.where(lengths <= 8, -1, lengths // 16)  # -1: one word
-    present = np.flatnonzero(np.bincount(blocks + 1)) - 1
+    blocks = (lengths >> 4) - (lengths <= 8)  # -1: one word
+    low, high = int(blocks.min()), int(blocks.max())
+    present = np.arange(low, high + 1) if low == high else np.flatnonzero(
+        np.bincount(blocks - low)) + low
     if present.size == 1:  # one group: no gathering and scattering of rows
         groups: list[Any] = [None]
     elif present.size <= _FEW_GROUPS:  # one pass per group beats sorting
@@ -207,28 +209,61 @@ def hash_ragged(buffer: npt.NDArray[np.uint8], starts: npt.NDArray[np.int64],
     else:
         order = np.argsort(blocks, kind="stable")
         groups = np.split(order, np.flatnonzero(np.diff(blocks[order])) + 1)
-    masks = np.array(_BYTE_MASKS, dtype=np.uint64)
     for rows in groups:
         count = int(present[0] if rows is None else blocks[rows[0]])
-        width = 8 if count < 0 else 16 * count + 16  # bytes read per string
         first, sizes = (starts, lengths) if rows is None else (starts[rows], lengths[rows])
-        if int(first.max()) + width > buffer.size:  # reads past the end: pad
-            buffer = np.concatenate((buffer, np.zeros(width, dtype=np.uint8)))
-        windows = np.lib.stride_tricks.sliding_window_view(buffer, width)
-        for start in range(0, first.size, _HASH_CHUNK):
-            part = slice(start, start + _HASH_CHUNK)
-            words = windows[first[part]].view("<u8")  # a copy: (n, width // 8) words
-            size = sizes[part]
-            if count < 0:
-                words = words.reshape(-1)
-                words &= masks[size]
-                hashes = hash_words(words, size.astype(np.uint64))
+        hashes = _hash_group(buffer, first, sizes, count)
+        if rows is None:
+            return hashes
+        out[rows] = hashes
+    return out
+
+
+def _hash_group(buffer: npt.NDArray[np.uint8], first: npt.NDArray[np.int64],
+                sizes: npt.NDArray[np.int64], count: int) -> UInt64Array:
+    """:func:`hash_ragged` of strings with ``count`` full 16-byte blocks each (-1: at most 8
+    bytes), each read as a window of whole words from ``buffer``; the few windows that would
+    reach past the buffer's end are read from a zero-padded copy of its last bytes."""
+    import numpy as np
+
+    if first.size == 0:
+        return np.zeros(0, dtype=np.uint64)
+    masks = np.array(_BYTE_MASKS, dtype=np.uint64)
+    uniform = bool((sizes == sizes[0]).all())
+    tail = int(sizes[0]) - 16 * max(count, 0)  # the bytes past the full blocks
+    width = 8 if count < 0 else 16 * count + (0 if uniform and tail == 0 else 16)
+    if buffer.size < width:
+        buffer = np.concatenate((buffer, np.zeros(width, dtype=np.uint8)))
+    limit = buffer.size - width
+    over = np.flatnonzero(first > limit)
+    if over.size:  # hashed apart from a padded copy of the end, the others read in place
+        base = int(first[over].min())
+        end = np.concatenate((buffer[base:], np.zeros(width, dtype=np.uint8)))
+        past_end = _hash_group(end, first[over] - base, sizes[over], count)
+        first = np.minimum(first, limit)
+    windows = np.lib.stride_tricks.sliding_window_view(buffer, width)
+    out = np.empty(first.size, dtype=np.uint64)
+    for start in range(0, first.size, _HASH_CHUNK):
+        part = slice(start, start + _HASH_CHUNK)
+        words = windows[first[part]].view("<u8")  # a copy: (n, width // 8) words
+        size = sizes[part]
+        if count < 0:
+            words = words.reshape(-1)
+            words &= masks[tail] if uniform else masks[size]
+            out[part] = hash_words(words, np.uint64(tail) if uniform else size.astype(np.uint64))
+            continue
+        if width > 16 * count:  # zero the tail block's bytes past the string
+            if uniform:
+                words[:, -2] &= masks[min(tail, 8)]
+                words[:, -1] &= masks[max(tail - 8, 0)]
             else:
-                tail = size - 16 * count  # 0..15 bytes in the tail block
-                words[:, -2] &= masks[np.minimum(tail, 8)]
-                words[:, -1] &= masks[np.maximum(tail - 8, 0)]
-                hashes = _hash_blocks(words, count, size.astype(np.uint64))
-            out[part if rows is None else rows[part]] = hashes
+                rest = size - 16 * count  # 0..15 bytes in the tail block
+                words[:, -2] &= masks[np.minimum(rest, 8)]
+                words[:, -1] &= masks[np.maximum(rest - 8, 0)]
+        out[part] = _hash_blocks(words, count, np.uint64(sizes[0]) if uniform
+                                 else size.astype(np.uint64))
+    if over.size:
+        out[over] = past_end
     return out
 
 
