@@ -110,6 +110,15 @@ def _new_arrivals(stream: UInt64Array, retained: UInt64Array) -> UInt64Array:
 
     if stream.size == 0:
         return stream
+    if retained.size and stream.size > 2 * retained.size:  # mostly repeats, as a rule
+        # Drop the repeats a table indexed by the low bits finds (equal hashes: exact; a slot
+        # holds one of the retained hashes that share it, the search below finds the others).
+        mask = (1 << (4 * retained.size).bit_length()) - 1
+        table = np.zeros(mask + 1, dtype=np.uint64)
+        table[retained & np.uint64(mask)] = retained
+        stream = stream[table[stream & np.uint64(mask)] != stream]
+        if stream.size == 0:
+            return stream
     order = np.argsort(stream)
     ordered = stream[order]
     starts = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
