@@ -95,7 +95,10 @@ class RowDeletes:
 
         parts = [self._position_file(s.fileio, d, s.location) for d in s.position_deletes]
         if s.deletion_vector is not None:
-            parts.append(_dv_positions(s.fileio, s.deletion_vector))
+            dv = _dv_positions(s.fileio, s.deletion_vector)
+            if not parts:  # a deletion vector's positions come sorted and distinct
+                return dv
+            parts.append(dv)
         return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 
     def _position_file(self, fileio: FileIO, d: PositionDeleteFile, location: str
