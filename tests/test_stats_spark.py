@@ -373,6 +373,14 @@ def test_spark_conf_reaches_the_session(stats_tables: Path, spark: Any, tmp_path
     assert "'nokey': expected KEY=VALUE (e.g. spark.sql.shuffle.partitions=64)" in bad.output
 
 
+def test_session_talks_to_its_python_workers_over_unix_sockets(spark: Any) -> None:
+    """Over TCP each Python task waited about 40 ms on its socket (docs/spark.md)."""
+    from puffin_cli.spark.session import UNIX_SOCKETS
+
+    assert spark.sparkContext.getConf().get(UNIX_SOCKETS) == "true"
+    assert spark.sparkContext.parallelize(range(4), 4).map(lambda x: x * 2).sum() == 12
+
+
 def test_cli_human_summary(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
     from puffin_cli.cli.main import cli
 
