@@ -193,3 +193,68 @@ def test_a_table_whose_deletes_iceberg_cannot_apply_fails_alone(
     assert lines[0].startswith("db.dup_dv: failed: 2 deletion vectors for data file ")
     assert lines[1].startswith("db.events: snapshot ") and "fresh, left as it is" in lines[1]
     assert lines[-1].startswith("2 tables: 0 computed, 1 fresh, 1 failed;")
+
+
+def swap_metadata(where: Any, identifier: str, document: str) -> Path:
+    """Make ``document`` the current metadata of SQL catalog table ``identifier``, as another
+    engine's commit would: a new metadata file, and the catalog's row swapped to it."""
+    from pyiceberg.catalog.sql import IcebergTables
+    from sqlalchemy import update
+    from sqlalchemy.orm import Session
+
+    old = where.load_table(identifier).metadata_location
+    new = local_path(old).with_name("00099-other-engine.metadata.json")
+    new.write_text(document)
+    namespace, name = identifier.rsplit(".", 1)
+    with Session(where.engine) as session:
+        session.execute(update(IcebergTables).where(
+            IcebergTables.table_namespace == namespace, IcebergTables.table_name == name
+        ).values(metadata_location=new.as_uri(), previous_metadata_location=old))
+        session.commit()
+    return new
+
+
+def test_sql_catalog_tables_pyiceberg_cannot_parse(sql_catalog: Any,  # noqa: F811
+                                                   tmp_path: Path) -> None:
+    """A SQL catalog table whose current metadata pyiceberg refuses: one with a statistics blob
+    type beyond the two pyiceberg models (the spec allows any) is planned like any other (read
+    at the location the catalog stores), a corrupt one fails alone with its file and what is
+    wrong, both named among good tables (not a failed listing); a commit to the first is
+    refused before any work, saying that pyiceberg cannot take its metadata."""
+    sql_catalog.create_table("db.orders", schema=orders_rows(0, 1).schema).append(
+        orders_rows(0, 10))
+    sql_catalog.create_table("db.broken", schema=orders_rows(0, 1).schema).append(
+        orders_rows(0, 10))
+    table = sql_catalog.load_table("db.orders")
+    document = json.loads(local_path(table.metadata_location).read_text())
+    snapshot = document["current-snapshot-id"]
+    document["statistics"] = [{
+        "snapshot-id": snapshot, "statistics-path": f"{table.location()}/metadata/x.stats",
+        "file-size-in-bytes": 100, "file-footer-size-in-bytes": 40,
+        "blob-metadata": [{"type": "other-engine-bloom-v1", "snapshot-id": snapshot,
+                           "sequence-number": 1, "fields": [2]}]}]
+    swap_metadata(sql_catalog, "db.orders", json.dumps(document))
+    corrupt = swap_metadata(sql_catalog, "db.broken", '{"format-version": 2, "table-uuid": ')
+    warehouse = local_path(table.location()).parents[1]
+    before = tree_digest(warehouse)
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test",
+                                            "db.orders", "db.broken", "db.events",
+                                            "--dry-run", "--json", cwd=tmp_path)
+    assert (code, err, imported) == (1, "", False)
+    doc = json.loads(out)
+    assert statuses(doc) == {"db.broken": "failed", "db.events": "planned",
+                             "db.orders": "planned"}
+    [broken] = [t for t in doc["tables"] if t["table"] == "db.broken"]
+    assert broken["error"]["message"].startswith(f"{corrupt}: table metadata is not valid JSON")
+    [orders] = [t for t in doc["tables"] if t["table"] == "db.orders"]
+    assert (orders["plan"]["mode"], orders["plan"]["rows"]) == ("full", 10)
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test",
+                                            "db.orders", "--commit", cwd=tmp_path)
+    assert (code, out, imported) == (1, "", False)
+    assert err == ("puffin: error: catalog test: cannot commit to db.orders: pyiceberg writes "
+                   "this catalog's metadata and cannot read the table's: "
+                   "2.statistics.0.blob-metadata.0.type: Input should be "
+                   "'apache-datasketches-theta-v1' or 'deletion-vector-v1'\n")
+    assert tree_digest(warehouse) == before
+    assert list(tmp_path.glob("*.stats")) == []
+

@@ -40,7 +40,6 @@ class CatalogTable:
     catalog: str
     identifier: str
     metadata_location: str
-    location: str
     io_properties: dict[str, str]
 
 
@@ -54,8 +53,20 @@ def _pyiceberg() -> Any:
 
 
 def _error(name: str, exc: Exception, what: str) -> PuffinError:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return PuffinError(f"catalog {name}: {what}: {text}", code="catalog.error")
+    return PuffinError(f"catalog {name}: {what}: {_reason(exc)}", code="catalog.error")
+
+
+def _reason(exc: BaseException) -> str:
+    """One line of what went wrong: pydantic's first complaint (pyiceberg wraps it; its own
+    first line only counts the complaints) with where it is, else the error's first line."""
+    for cause in (exc, exc.__cause__):
+        errors = getattr(cause, "errors", None)
+        if callable(errors):
+            first = errors()[0]
+            where = ".".join(str(part) for part in first.get("loc", ()))
+            return f"{where}: {first['msg']}" if where else str(first["msg"])
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def load_catalog(name: str) -> Any:
@@ -95,21 +106,64 @@ def _table(name: str, catalog: Any, identifier: tuple[str, ...]) -> Any:
         raise _error(name, exc, f"cannot load table {'.'.join(identifier)}") from None
 
 
-def _described(name: str, table: Any) -> CatalogTable:
+def _fileio_properties(properties: Any) -> dict[str, str]:
+    """``properties`` without the catalog's own (type, uri, warehouse...): its FileIO ones."""
     from puffin_cli.storage.config import unknown_properties
 
-    properties = {str(k): str(v) for k, v in table.io.properties.items()}
-    for key in unknown_properties(properties):  # the catalog's own: type, uri, warehouse...
-        del properties[key]
+    found = {str(k): str(v) for k, v in properties.items()}
+    for key in unknown_properties(found):
+        del found[key]
+    return found
+
+
+def _described(name: str, table: Any) -> CatalogTable:
     return CatalogTable(catalog=name, identifier=".".join(table.name()),
                         metadata_location=str(table.metadata_location),
-                        location=str(table.location()), io_properties=properties)
+                        io_properties=_fileio_properties(table.io.properties))
+
+
+def _metastore_location(catalog: Any, identifier: tuple[str, ...]) -> str | None:
+    """The current metadata location a SQL catalog stores for ``identifier``, read from its
+    table without parsing the metadata file (``None``: another kind of catalog, or no such
+    table)."""
+    from pyiceberg.catalog.sql import IcebergTables, SqlCatalog
+
+    if not isinstance(catalog, SqlCatalog):
+        return None
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    with Session(catalog.engine) as session:
+        row = session.scalar(select(IcebergTables).where(
+            IcebergTables.catalog_name == catalog.name,
+            IcebergTables.table_namespace == ".".join(identifier[:-1]),
+            IcebergTables.table_name == identifier[-1]))
+    return None if row is None or not row.metadata_location else str(row.metadata_location)
+
+
+def _located(name: str, catalog: Any, identifier: tuple[str, ...]) -> CatalogTable:
+    """Table ``identifier`` of ``catalog``. A SQL catalog's table whose metadata file pyiceberg
+    cannot take (it is missing or corrupt: puffin-cli's reader then says what is wrong with it,
+    where; or valid but beyond pyiceberg's model, such as a statistics blob type other than
+    the two it knows, which the spec allows) is still the table at the metadata location the
+    catalog stores, with the catalog's FileIO properties."""
+    try:
+        return _described(name, _table(name, catalog, identifier))
+    except PuffinError as exc:
+        if exc.code != "catalog.error":
+            raise
+        location = _metastore_location(catalog, identifier)
+        if location is None:
+            raise
+    return CatalogTable(catalog=name, identifier=".".join(identifier),
+                        metadata_location=location,
+                        io_properties=_fileio_properties(catalog.properties))
 
 
 def load_table(name: str, identifier: str) -> CatalogTable:
     """Table ``identifier`` (``namespace.table``) of catalog ``name``."""
     catalog = load_catalog(name)
-    return _described(name, _table(name, catalog, _identifier(identifier)))
+    return _located(name, catalog, _identifier(identifier))
 
 
 def _namespaces(name: str, catalog: Any, roots: Sequence[tuple[str, ...]]
@@ -159,13 +213,25 @@ def catalog_tables(name: str, namespaces: Sequence[str] = ()) -> list[CatalogTab
     catalog = load_catalog(name)
     roots = [tuple(n.split(".")) for n in namespaces]
     try:
-        found = [_described(name, _table(name, catalog, i))
+        found = [_located(name, catalog, i)
                  for i in _identifiers(name, catalog, roots)]
     except PuffinError:
         raise
     except Exception as exc:
         raise _error(name, exc, "cannot list tables") from None
     return sorted(found, key=lambda t: t.identifier)
+
+
+def _is_table(catalog: Any, identifier: tuple[str, ...]) -> bool:
+    """Whether ``identifier`` is a table of ``catalog``. A SQL catalog answers by loading the
+    table, so one whose metadata file pyiceberg cannot take is still a table (that fails
+    alone in a run, or is read by puffin-cli's reader), not a failed listing."""
+    try:
+        return bool(catalog.table_exists(identifier))
+    except Exception:
+        if _metastore_location(catalog, identifier) is None:
+            raise
+        return True
 
 
 def table_names(name: str, names: Sequence[str]) -> list[str]:
@@ -178,7 +244,7 @@ def table_names(name: str, names: Sequence[str]) -> list[str]:
     try:
         for text in names:
             parts = tuple(text.split("."))
-            if len(parts) >= 2 and all(parts) and catalog.table_exists(parts):
+            if len(parts) >= 2 and all(parts) and _is_table(catalog, parts):
                 tables.add(text)
             else:
                 roots.append(parts)
@@ -207,7 +273,11 @@ def check_commit(name: str, identifier: str) -> None:
     catalog = load_catalog(name)
     if not isinstance(catalog, MetastoreCatalog):
         return
-    table = _table(name, catalog, _identifier(identifier))
+    try:  # a table read at the location the catalog stores (:func:`_located`)
+        table = catalog.load_table(_identifier(identifier))
+    except Exception as exc:
+        raise _error(name, exc, f"cannot commit to {identifier}: pyiceberg writes this "
+                     "catalog's metadata and cannot read the table's") from None
     try:
         table.metadata.model_dump_json()
     except NotImplementedError as exc:
