@@ -258,3 +258,41 @@ def test_sql_catalog_tables_pyiceberg_cannot_parse(sql_catalog: Any,  # noqa: F8
     assert tree_digest(warehouse) == before
     assert list(tmp_path.glob("*.stats")) == []
 
+
+def test_another_engines_blob_of_a_recomputed_column_is_kept(
+        sql_catalog: Any, spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """The snapshot's statistics file holds another engine's blob (not a theta sketch) of
+    `city`: computing `city` again replaces no such blob, so the new file keeps it as stored
+    and says so (before, it was neither kept nor dropped: gone without a word)."""
+    from puffin_cli.format.reader import PuffinReader
+
+    table = sql_catalog.load_table("db.events")
+    snapshot = table.metadata.current_snapshot_id
+    (tmp_path / "bloom.bin").write_bytes(b"\x01bloom bits")
+    (tmp_path / "spec.json").write_text(json.dumps({"blobs": [
+        {"type": "other-engine-bloom-v1", "fields": [2], "payload": {"file": "bloom.bin"},
+         "snapshot-id": snapshot, "sequence-number": 2}]}))
+    theirs = local_path(table.location()) / "metadata" / "other-engine.stats"
+    written = invoke("write", str(theirs), "--spec", str(tmp_path / "spec.json"))
+    assert written.exit_code == 0, written.output
+    inspected = json.loads(invoke("inspect", str(theirs), "--json").output)["files"][0]
+    size, footer = inspected["file-size"], inspected["footer"]["footer-size"]
+    document = json.loads(local_path(table.metadata_location).read_text())
+    document["statistics"] = [{
+        "snapshot-id": snapshot, "statistics-path": theirs.as_uri(), "file-size-in-bytes": size,
+        "file-footer-size-in-bytes": footer,
+        "blob-metadata": [{"type": "other-engine-bloom-v1", "snapshot-id": snapshot,
+                           "sequence-number": 2,
+                           "fields": [2]}]}]
+    swap_metadata(sql_catalog, "db.events", json.dumps(document))
+    out = tmp_path / "out.stats"
+    outcome = invoke("stats", "compute", "--catalog", "test", "db.events", "--columns", "city",
+                     "--master", "local[2]", "-o", str(out), "--json", "-q")
+    assert outcome.exit_code == 0, outcome.output
+    doc = json.loads(outcome.stdout)
+    assert [(o["name"], o["blob-type"], o["kept"]) for o in doc["other-columns"]] == \
+        [("city", "other-engine-bloom-v1", True)]
+    with PuffinReader(out) as reader:
+        assert [(b.type, b.fields) for b in reader.metadata.blobs] == \
+            [("apache-datasketches-theta-v1", (2,)), ("other-engine-bloom-v1", (2,))]
+        assert reader.read_raw(reader.metadata.blobs[1]) == b"\x01bloom bits"

@@ -4,7 +4,9 @@ replaces a snapshot's statistics file as a whole, so the blobs of the columns no
 ``write --copy-blob`` copies them) rather than lost.
 
 A blob of the registered file is
-- *replaced* when one of its fields is a column computed again;
+- *replaced* when it is a theta sketch and one of its fields is a column computed again (a blob
+  of another type, another engine's statistics of that column, is not what the new sketch
+  replaces);
 - *kept* when it describes this snapshot (its ``snapshot-id``), each of its fields is in the
   snapshot's schema, its bytes can be read and (a theta sketch) its header is DataSketches'
   compact sketch; a theta sketch of a uuid column also needs the file's uuid hashing
@@ -119,7 +121,7 @@ def kept_blobs(plan: StatsPlan, uuid_hash: str) -> KeptBlobs:
         names = plan.table.field_names(snapshot_id)
         return KeptBlobs(entry.path, tuple(
             OtherColumn(b.fields, _names(names, b.fields), b.type, None, False, why)
-            for b in entry.blobs if not _replaced(plan, b.fields)))
+            for b in entry.blobs if not _replaced(plan, b.type, b.fields)))
     others, kept = [], []
     names = plan.table.field_names(snapshot_id)
     for blob, reason in _judged(plan, blobs, hashing, uuid_hash):
@@ -132,9 +134,9 @@ def kept_blobs(plan: StatsPlan, uuid_hash: str) -> KeptBlobs:
     return KeptBlobs(entry.path, tuple(others), tuple(kept))
 
 
-def _replaced(plan: StatsPlan, fields: tuple[int, ...]) -> bool:
+def _replaced(plan: StatsPlan, blob_type: str, fields: tuple[int, ...]) -> bool:
     computed = {c.field_id for c in plan.columns}
-    return any(f in computed for f in fields)
+    return blob_type == THETA_BLOB_TYPE and any(f in computed for f in fields)
 
 
 def _judged(plan: StatsPlan, blobs: tuple[BlobMetadata, ...], hashing: str,
@@ -143,7 +145,7 @@ def _judged(plan: StatsPlan, blobs: tuple[BlobMetadata, ...], hashing: str,
     snapshot_id = plan.snapshot.snapshot_id
     names = plan.table.field_names(snapshot_id)
     for blob in blobs:
-        if _replaced(plan, blob.fields):
+        if _replaced(plan, blob.type, blob.fields):
             continue
         missing = [f for f in blob.fields if names.field(f) is None]
         if blob.snapshot_id != snapshot_id:
