@@ -296,3 +296,27 @@ def test_another_engines_blob_of_a_recomputed_column_is_kept(
         assert [(b.type, b.fields) for b in reader.metadata.blobs] == \
             [("apache-datasketches-theta-v1", (2,)), ("other-engine-bloom-v1", (2,))]
         assert reader.read_raw(reader.metadata.blobs[1]) == b"\x01bloom bits"
+
+
+def test_output_that_exists_is_refused_before_any_work_a_directory_taken(
+        sql_catalog: Any, spark: Any, tmp_path: Path) -> None:  # noqa: F811
+    """-o naming a file that exists: refused before Spark starts (exit 2), the file as it
+    was (before: the whole Spark job, then 'use --force', an option stats compute does not
+    have); -o naming a directory: the statistics file is written into it."""
+    taken = tmp_path / "taken.stats"
+    taken.write_bytes(b"mine")
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test",
+                                            "db.events", "-o", str(taken), cwd=tmp_path)
+    assert (code, out, imported) == (2, "", False)
+    assert f"invalid value for -o: {taken} exists; the statistics file is created, never " \
+        "overwritten" in err
+    assert taken.read_bytes() == b"mine"
+    into = tmp_path / "into"
+    into.mkdir()
+    outcome = invoke("stats", "compute", "--catalog", "test", "db.events", "--master",
+                     "local[2]", "-o", str(into), "--json", "-q")
+    assert outcome.exit_code == 0, outcome.output
+    doc = json.loads(outcome.stdout)
+    [written] = list(into.iterdir())
+    assert doc["statistics-path"] == str(written) and doc["in-table"] is False
+    assert written.name.startswith(f"{doc['snapshot-id']}-") and written.suffix == ".stats"

@@ -91,9 +91,9 @@ def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[s
                    "the catalog with --catalog, else the file-system table protocol), "
                    "replacing older statistics of that snapshot (their other columns kept).")
 @click.option("-o", "--output", default=None, metavar="PATH",
-              help="Without --commit: write the statistics file to PATH (several tables: "
-                   "into the directory PATH), not registered (default: the current "
-                   "directory).")
+              help="Without --commit: write the statistics file to PATH, a new file or an "
+                   "existing directory (several tables: a directory), not registered "
+                   "(default: the current directory).")
 @click.option("--all", "every", is_flag=True,
               help="With --catalog: every table of every namespace of the catalog.")
 @click.option("--dry-run", is_flag=True,
@@ -255,7 +255,15 @@ def _compute_one(ctx: click.Context, table: str, *, columns: list[str] | None,
 
     where: str | Callable[[int], str] | None = output
     if output is None and not commit:  # not in the table: no engine would see it there
-        where = _file_in_cwd
+        where = partial(_file_in_dir, os.getcwd())
+    elif output is not None:  # known before any work: a run never ends unable to write
+        found = default_io().stat(output)
+        if found is not None and found.kind == "dir":
+            where = partial(_file_in_dir, output)
+        elif found is not None:
+            raise click.BadParameter(f"{output} exists; the statistics file is created, "
+                                     "never overwritten: name a new file or a directory",
+                                     param_hint="-o")
     with ProgressDisplay(not quiet) as display:
         result = compute_table_stats(
             table, catalog=catalog, columns=columns, snapshot_id=snapshot_id,
@@ -271,7 +279,8 @@ def _compute_one(ctx: click.Context, table: str, *, columns: list[str] | None,
         emit(ctx, result, stats_view)
 
 
-def _file_in_cwd(snapshot_id: int) -> str:
+def _file_in_dir(directory: str, snapshot_id: int) -> str:
     from puffin_cli.analysis.stats.steps import statistics_file_name
+    from puffin_cli.storage import join
 
-    return os.path.join(os.getcwd(), statistics_file_name(snapshot_id))
+    return join(directory, statistics_file_name(snapshot_id))
