@@ -131,6 +131,9 @@ def test_a_promoted_column_is_full_the_others_incremental(incremental_tables: Pa
     result = compute_table_stats(table, master="local[2]", fileio=FileIO())
     assert result.mode == "full"
     assert [c.mode for c in result.columns] == ["incremental"] * 3 + ["full"]
+    # the whole snapshot is read once for p (3 appends of 8,000 rows); the new files' second
+    # read for k, h and m adds no rows to what was read
+    assert (result.rows_read, result.files_read, result.data_files) == (24000, 12, 12)
     assert_oracle(table, doc, result.statistics_path)
 
 

@@ -380,7 +380,10 @@ def refresh_sketches(decision: RefreshDecision, sketch: SketchGroups) -> Refresh
                 union.add(done.sketches[i])
             result[column.field_id] = union.result()
         if done is not None:
-            rows += done.rows
+            # The passes' groups are nested (the full pass reads every group; a newer base's
+            # new groups are among an older base's), so the rows read are the largest pass's:
+            # a sum would count the new files' rows twice when some columns are full.
+            rows = max(rows, done.rows)
             files.update(s.file.location for g in groups for s in g.splits)
     for column in plan.columns:
         if column.field_id not in result:  # fresh
