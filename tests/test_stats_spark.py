@@ -22,6 +22,7 @@ from tables.fixtures import TABLES, spark_tables, table_dir  # noqa: F401
 
 from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
 from puffin_cli.analysis.stats.result import StatsResult
+from puffin_cli.analysis.stats.task_groups import TaskPlanning, split_planning
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.errors import PuffinError
@@ -142,7 +143,8 @@ def test_sketches_in_process_equal_icebergs(stats_tables: Path, tmp_path: Path) 
     _, iceberg = iceberg_statistics(table)
     plan = steps.plan_statistics(Table.load(table, fileio=FileIO()), None, None)
     sketches = steps.sketch_in_process(plan, 200)  # local[2]: max(2, 200 shuffle partitions)
-    written = steps.write_statistics(plan, sketches)
+    written = steps.write_statistics(
+        plan, sketches, planning=TaskPlanning(split_planning(plan), 200))
     ours = read_blobs(written.path)
     assert sorted(ours) == sorted(iceberg)
     for field_id, (blob, data) in ours.items():

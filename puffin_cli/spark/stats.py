@@ -203,8 +203,9 @@ def compute_loaded(table: Table, label: str, spark: LazySession, *,
         phase("writing the statistics file")
         kept = kept_blobs(plan, uuid_hash)
         target = output(plan.snapshot.snapshot_id) if callable(output) else output
-        written = steps.write_statistics(plan, sketches, uuid_as_string=uuid_as_string,
-                                         target=target, kept=kept)
+        written = steps.write_statistics(plan, sketches, planning=decision.planning,
+                                         uuid_as_string=uuid_as_string, target=target,
+                                         kept=kept)
         path, location = written.path, written.location
         file_size, footer_size = written.file_size, written.footer_size
         kept_from, others, in_table = kept.source, written.others, written.in_table

@@ -21,8 +21,10 @@ result exact):
 - a **history** that only added rows: no ``delete``, ``overwrite`` or ``replace`` snapshot
   between them, no data file removed, no delete file added or removed;
 - the column's **type** unchanged between the base's schema and the target's;
-- **task groups**: the target's (:func:`.task_groups.plan_task_groups` at the same
-  parallelism) are the base's plus groups of new files only.
+- **task groups**: the target's (:func:`.task_groups.plan_task_groups` with the current split
+  properties and parallelism) are the base's plus groups of new files only, the base's
+  planned with the inputs its file records (``puffin-cli.task-planning``; without it, the
+  current ones).
 
 Any failed rule makes the column ``full`` (with the reason); a column whose target snapshot
 already has such a blob is ``fresh``.
@@ -38,7 +40,13 @@ from typing import TYPE_CHECKING, Any
 from puffin_cli.analysis.stats.files import Column, top_level_fields
 from puffin_cli.analysis.stats.plan import StatsPlan, plan_snapshot
 from puffin_cli.analysis.stats.steps import UUID_HASH_PROPERTY, Sketches, plan_statistics
-from puffin_cli.analysis.stats.task_groups import TaskGroup, plan_task_groups
+from puffin_cli.analysis.stats.task_groups import (
+    TASK_PLANNING_PROPERTY,
+    TaskGroup,
+    TaskPlanning,
+    plan_task_groups,
+    split_planning,
+)
 from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.spec import CREATED_BY, THETA_BLOB_TYPE
@@ -75,13 +83,14 @@ class RefreshDecision:
     ``new_data_files`` and ``new_rows`` (record counts) are what the incremental columns need
     sketched. ``plan``, ``groups`` (the target's task groups), ``new_groups`` (per base
     snapshot, the groups to sketch) and ``base_sketches`` (field ID -> the reused sketch) are
-    what :func:`refresh_sketches` runs on."""
+    what :func:`refresh_sketches` runs on; ``planning`` what ``groups`` were planned with."""
 
     snapshot_id: int
     columns: tuple[ColumnDecision, ...]
     new_data_files: int
     new_rows: int
     plan: StatsPlan = field(repr=False, compare=False)
+    planning: TaskPlanning = field(repr=False, compare=False)
     groups: tuple[TaskGroup, ...] = field(default=(), repr=False, compare=False)
     new_groups: tuple[tuple[int, tuple[TaskGroup, ...]], ...] = field(
         default=(), repr=False, compare=False)
@@ -111,10 +120,16 @@ class RefreshDecision:
 # --- the base sketches ------------------------------------------------------------------------
 
 
+# What a statistics file records of its sketches' task planning: the inputs, none (Iceberg's
+# files, older puffin-cli's), or why the property cannot be read.
+Recorded = TaskPlanning | str | None
+
+
 @dataclass(frozen=True)
 class _Blobs:
     found: dict[int, tuple[str, CompactTheta]]  # field ID -> (file, sketch)
     problems: dict[int, str]  # field ID -> why its blob cannot be used
+    planning: dict[str, Recorded] = field(default_factory=dict)  # file -> its recorded inputs
 
 
 def _statistics_entries(table: Table, snapshot_id: int) -> list[StatisticsEntry]:
@@ -127,6 +142,7 @@ def reusable_blobs(table: Table, snapshot: Snapshot, columns: Sequence[Column],
     ``columns`` (module docstring), and why the others cannot be."""
     found: dict[int, tuple[str, CompactTheta]] = {}
     problems: dict[int, str] = {}
+    planning: dict[str, Recorded] = {}
     wanted = {c.field_id: c for c in columns}
     for entry in _statistics_entries(table, snapshot.snapshot_id):
         listed: dict[int, bool] = {}
@@ -143,7 +159,8 @@ def reusable_blobs(table: Table, snapshot: Snapshot, columns: Sequence[Column],
         if not useful:
             continue
         try:
-            sketches = _read_sketches(table, entry, useful, wanted, uuid_hash, trusted_writer)
+            sketches, planning[entry.path] = _read_sketches(table, entry, useful, wanted,
+                                                            uuid_hash, trusted_writer)
         except (PuffinError, OSError) as exc:
             for fid in useful:
                 problems.setdefault(fid, f"statistics file {entry.path} of snapshot "
@@ -155,14 +172,14 @@ def reusable_blobs(table: Table, snapshot: Snapshot, columns: Sequence[Column],
             else:
                 found[fid] = (entry.path, sketch)
                 problems.pop(fid, None)
-    return _Blobs(found, problems)
+    return _Blobs(found, problems, planning)
 
 
 def _read_sketches(table: Table, entry: StatisticsEntry, fields: Sequence[int],
                    columns: dict[int, Column], uuid_hash: str, trusted_writer: bool
-                   ) -> dict[int, CompactTheta | str]:
-    """Field ID -> the sketch of ``entry``'s file, or why it cannot be reused; raises when
-    the file fails its checks."""
+                   ) -> tuple[dict[int, CompactTheta | str], Recorded]:
+    """Field ID -> the sketch of ``entry``'s file, or why it cannot be reused, and what the
+    file records of its task planning; raises when the file fails its checks."""
     from puffin_cli.blobs.theta.compact import compact_from_bytes
     from puffin_cli.format.reader import PuffinReader
 
@@ -174,6 +191,8 @@ def _read_sketches(table: Table, entry: StatisticsEntry, fields: Sequence[int],
         metadata = reader.metadata
         writer = metadata.properties.get(CREATED_BY, "")
         hashing = metadata.properties.get(UUID_HASH_PROPERTY, "text")
+        recorded = _recorded_planning(entry.path, metadata.properties.get(
+            TASK_PLANNING_PROPERTY))
         out: dict[int, CompactTheta | str] = {}
         for fid in fields:
             blob = next((b for b in metadata.blobs if b.type == THETA_BLOB_TYPE
@@ -190,7 +209,17 @@ def _read_sketches(table: Table, entry: StatisticsEntry, fields: Sequence[int],
                             f"not {uuid_hash}")
             else:
                 out[fid] = compact_from_bytes(reader.read_blob(blob), blob)
-    return out
+    return out, recorded
+
+
+def _recorded_planning(path: str, text: str | None) -> Recorded:
+    if text is None:
+        return None
+    try:
+        return TaskPlanning.from_property(text)
+    except ValueError as exc:
+        return (f"statistics file {path} has a {TASK_PLANNING_PROPERTY} property that cannot "
+                f"be read ({exc}): the task groups of its sketches are unknown")
 
 
 # --- the history between a base and the target ------------------------------------------------
@@ -216,6 +245,22 @@ def _history_problem(table: Table, base: Snapshot, target: Snapshot) -> str | No
         return (f"{len(changes.deletes_removed)} delete files removed since base "
                 f"{base.snapshot_id} (deleted rows back)")
     return None
+
+
+def _base_new_groups(table: Table, base: Snapshot, recorded: Recorded, now: TaskPlanning,
+                     groups: Sequence[TaskGroup]) -> tuple[TaskGroup, ...] | str:
+    """:func:`_new_groups` with the base's groups planned as its file records (without a
+    record, with the inputs in force ``now``), the reason naming what changed since."""
+    if isinstance(recorded, str):
+        return recorded
+    then = now if recorded is None else recorded
+    base_plan = plan_snapshot(table, base, None)
+    extra = _new_groups(plan_task_groups(base_plan, then.parallelism, then.split), groups,
+                        {f.location for f in base_plan.data_files})
+    changes = then.changes(now)
+    if isinstance(extra, str) and changes:
+        return f"the base was computed with {'; '.join(changes)}: {extra}"
+    return extra
 
 
 def _group_key(group: TaskGroup) -> tuple[tuple[str, int, int], ...]:
@@ -256,12 +301,13 @@ def decide_refresh(table: Table, snapshot_id: int | None, columns: Sequence[str]
     ``parallelism`` (Iceberg's Spark scan's): metadata and statistics files only."""
     plan = plan_statistics(table, snapshot_id, None if columns is None else list(columns))
     target = plan.snapshot
-    groups = tuple(plan_task_groups(plan, parallelism))
+    now = TaskPlanning(split_planning(plan), parallelism)
+    groups = tuple(plan_task_groups(plan, parallelism, now.split))
     if full:
         return RefreshDecision(
             target.snapshot_id,
             tuple(ColumnDecision(c.field_id, c.name, FULL, None, "--full") for c in plan.columns),
-            0, 0, plan, groups)
+            0, 0, plan, now, groups)
     decided: dict[int, ColumnDecision] = {}
     sketches: dict[int, CompactTheta] = {}
     reasons: dict[int, str] = {}
@@ -288,11 +334,15 @@ def decide_refresh(table: Table, snapshot_id: int | None, columns: Sequence[str]
         if not blobs.found:
             continue
         history = _history_problem(table, base, target)
-        extra: tuple[TaskGroup, ...] | str = "" if history is None else history
-        if history is None:
-            base_plan = plan_snapshot(table, base, None)
-            extra = _new_groups(plan_task_groups(base_plan, parallelism), groups,
-                                {f.location for f in base_plan.data_files})
+        recorded = {blobs.planning[path] for path, _ in blobs.found.values()}
+        extra: tuple[TaskGroup, ...] | str
+        if history is not None:
+            extra = history
+        elif len(recorded) > 1:  # the spec's one file per snapshot, not always kept
+            extra = (f"the statistics files of base {base.snapshot_id} record different task "
+                     "planning")
+        else:
+            extra = _base_new_groups(table, base, recorded.pop(), now, groups)
         base_types = _field_types(table, base.snapshot_id)
         for column in pending:
             if column.field_id not in blobs.found:
@@ -322,7 +372,7 @@ def decide_refresh(table: Table, snapshot_id: int | None, columns: Sequence[str]
                  for s in g.splits}
     return RefreshDecision(
         target.snapshot_id, tuple(decided[c.field_id] for c in plan.columns),
-        len(new_files), sum(f.record_count for f in new_files.values()), plan, groups,
+        len(new_files), sum(f.record_count for f in new_files.values()), plan, now, groups,
         tuple(new_groups.items()), tuple(sketches.items()))
 
 

@@ -12,7 +12,9 @@
    its blob metadata, built once by the writer, is also what the table's ``statistics`` entry
    lists (:meth:`WrittenStatistics.entry`). The file records how uuid values were hashed in
    the property ``puffin-cli.uuid-hash`` (``text`` or ``bytes``, ``--uuid-hash``), so that a
-   later union of its sketches with new ones can check it hashed the same way.
+   later union of its sketches with new ones can check it hashed the same way, and the inputs
+   its sketches' task groups were planned with in ``puffin-cli.task-planning``
+   (:class:`.task_groups.TaskPlanning`), so that a later refresh replays those groups.
 4. :func:`commit_statistics`: registers the file through the one commit path
    (:func:`puffin_cli.analysis.table.commit.commit_statistics`).
 """
@@ -37,7 +39,7 @@ from puffin_cli.storage import join
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.stats.sketch_task import TaskFailure, TaskResult
-    from puffin_cli.analysis.stats.task_groups import TaskGroup
+    from puffin_cli.analysis.stats.task_groups import TaskGroup, TaskPlanning
     from puffin_cli.analysis.table.loading import Table
     from puffin_cli.analysis.table.updates import CommitResult, StatisticsFileEntry
 
@@ -131,20 +133,24 @@ def statistics_file_name(snapshot_id: int) -> str:
     return f"{snapshot_id}-{uuid.uuid4()}.stats"
 
 
-def write_statistics(plan: StatsPlan, sketches: Sketches, *, uuid_as_string: bool = True,
-                     target: str | None = None, kept: KeptBlobs | None = None
-                     ) -> WrittenStatistics:
+def write_statistics(plan: StatsPlan, sketches: Sketches, *, planning: TaskPlanning,
+                     uuid_as_string: bool = True, target: str | None = None,
+                     kept: KeptBlobs | None = None) -> WrittenStatistics:
     """Write the statistics file at ``target`` or, by default, where a commit registers it:
     ``<table>/metadata/<snapshot-id>-<uuid>.stats``. The sketches come first, then the
-    ``kept`` blobs of the snapshot's registered file (:mod:`.kept`), copied as stored."""
+    ``kept`` blobs of the snapshot's registered file (:mod:`.kept`), copied as stored.
+    ``planning`` is what the sketches' task groups were planned with."""
+    from puffin_cli.analysis.stats.task_groups import TASK_PLANNING_PROPERTY
+
     snapshot = plan.snapshot
     in_table = target is None
     name = statistics_file_name(snapshot.snapshot_id)
     path = join(plan.table.statistics_dir, name) if target is None else target
     uuid_hash = "text" if uuid_as_string else "bytes"
     others: tuple[OtherColumn, ...] = ()
-    with PuffinWriter(path, properties={UUID_HASH_PROPERTY: uuid_hash},
-                      fileio=plan.table.fileio) as writer:
+    properties = {UUID_HASH_PROPERTY: uuid_hash,
+                  TASK_PLANNING_PROPERTY: planning.to_property()}
+    with PuffinWriter(path, properties=properties, fileio=plan.table.fileio) as writer:
         for column, sketch in zip(plan.columns, sketches.sketches, strict=True):
             writer.add_blob(THETA_BLOB_TYPE, sketch.to_bytes(), fields=[column.field_id],
                             snapshot_id=snapshot.snapshot_id,

@@ -30,6 +30,7 @@ Splits come in the plan's order (:func:`.plan.plan_snapshot`): the order Iceberg
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,8 @@ DEFAULT_TARGET_SIZE = 128 * 1024 * 1024
 DEFAULT_LOOKBACK = 10
 DEFAULT_OPEN_FILE_COST = 4 * 1024 * 1024
 MIN_SPLIT_SIZE = 16 * 1024 * 1024  # TableScanUtil.MIN_SPLIT_SIZE
+# File property of puffin-cli's statistics files: the TaskPlanning their sketches' groups had.
+TASK_PLANNING_PROPERTY = "puffin-cli.task-planning"
 SPLITTABLE_FORMATS = frozenset({"parquet", "orc", "avro"})  # FileFormat.isSplittable
 
 
@@ -75,6 +78,57 @@ class SplitPlanning:
     lookback: int = DEFAULT_LOOKBACK
     open_file_cost: int = DEFAULT_OPEN_FILE_COST
     adaptive: bool = True
+
+
+@dataclass(frozen=True)
+class TaskPlanning:
+    """Every input of :func:`plan_task_groups` besides the data files: the table's split
+    properties and the Spark session's planning parallelism."""
+
+    split: SplitPlanning
+    parallelism: int
+
+    def to_property(self) -> str:
+        """The compact JSON recorded as :data:`TASK_PLANNING_PROPERTY`."""
+        return json.dumps({"target-size": self.split.target_size,
+                           "open-file-cost": self.split.open_file_cost,
+                           "lookback": self.split.lookback, "adaptive": self.split.adaptive,
+                           "parallelism": self.parallelism}, separators=(",", ":"))
+
+    @classmethod
+    def from_property(cls, text: str) -> TaskPlanning:
+        """The inverse of :meth:`to_property`; a ``ValueError`` saying what is wrong for any
+        other text (each number an integer in the range Iceberg checks, ``adaptive`` a
+        boolean)."""
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"not JSON ({exc})") from None
+        if not isinstance(doc, dict):
+            raise ValueError("not a JSON object")
+        limits = {"target-size": 1, "open-file-cost": 0, "lookback": 1, "parallelism": 1}
+        numbers: dict[str, int] = {}
+        for key, minimum in limits.items():
+            value = doc.get(key)
+            if type(value) is not int or value < minimum:
+                raise ValueError(f"{key} is not an integer >= {minimum}")
+            numbers[key] = value
+        if not isinstance(doc.get("adaptive"), bool):
+            raise ValueError("adaptive is not true or false")
+        return cls(SplitPlanning(numbers["target-size"], numbers["lookback"],
+                                 numbers["open-file-cost"], doc["adaptive"]),
+                   numbers["parallelism"])
+
+    def changes(self, now: TaskPlanning) -> list[str]:
+        """What differs in ``now``, one phrase per input: ``"read.split.target-size
+        16777216, now 33554432"``."""
+        pairs = [(TARGET_SIZE, self.split.target_size, now.split.target_size),
+                 (OPEN_FILE_COST, self.split.open_file_cost, now.split.open_file_cost),
+                 (LOOKBACK, self.split.lookback, now.split.lookback),
+                 (ADAPTIVE_SIZE, str(self.split.adaptive).lower(),
+                  str(now.split.adaptive).lower()),
+                 ("the planning parallelism", self.parallelism, now.parallelism)]
+        return [f"{name} {then}, now {value}" for name, then, value in pairs if then != value]
 
 
 def split_planning(plan: StatsPlan) -> SplitPlanning:
@@ -124,10 +178,12 @@ def adjust_split_size(scan_size: int, parallelism: int, split_size: int) -> int:
     return split_size
 
 
-def split_size(plan: StatsPlan, parallelism: int) -> int:
+def split_size(plan: StatsPlan, parallelism: int,
+               planning: SplitPlanning | None = None) -> int:
     """The split size Iceberg's Spark scan plans the snapshot with, for a Spark session whose
-    parallelism (``max(defaultParallelism, spark.sql.shuffle.partitions)``) is given."""
-    planning = split_planning(plan)
+    parallelism (``max(defaultParallelism, spark.sql.shuffle.partitions)``) is given (and the
+    table's split properties, or ``planning``'s)."""
+    planning = split_planning(plan) if planning is None else planning
     if not planning.adaptive:
         return planning.target_size
     scan_size = sum(f.file_size + deletes_size(f)[0] for f in plan.data_files)
@@ -189,10 +245,12 @@ def merge(splits: Sequence[Split]) -> tuple[Split, ...]:
     return tuple(merged)
 
 
-def plan_task_groups(plan: StatsPlan, parallelism: int) -> list[TaskGroup]:
-    """Iceberg's task groups for the plan's data files: one Spark task each, in order."""
-    planning = split_planning(plan)
-    size = split_size(plan, parallelism)
+def plan_task_groups(plan: StatsPlan, parallelism: int,
+                     planning: SplitPlanning | None = None) -> list[TaskGroup]:
+    """Iceberg's task groups for the plan's data files: one Spark task each, in order; with
+    the table's split properties, or those of ``planning`` (what older sketches had)."""
+    planning = split_planning(plan) if planning is None else planning
+    size = split_size(plan, parallelism, planning)
     splits: list[Split] = []
     weights: list[int] = []
     for f in plan.data_files:
