@@ -320,3 +320,53 @@ def test_output_that_exists_is_refused_before_any_work_a_directory_taken(
     [written] = list(into.iterdir())
     assert doc["statistics-path"] == str(written) and doc["in-table"] is False
     assert written.name.startswith(f"{doc['snapshot-id']}-") and written.suffix == ".stats"
+
+
+def test_a_table_without_a_snapshot_is_empty_in_a_run_and_an_error_alone(
+        sql_catalog: Any, tmp_path: Path) -> None:  # noqa: F811
+    """A table created and never written (no current snapshot) in a namespace: nothing to
+    compute, so the run and its plan say so (status ``empty``, counted), exit 0 with nothing
+    written and no Spark (before: a failed table, exit 1, every night); named alone, the
+    user asked for that very table: an error, exit 1, as before."""
+    sql_catalog.create_namespace("fresh")
+    sql_catalog.create_table("fresh.new", schema=orders_rows(0, 1).schema)
+    warehouse = local_path(sql_catalog.load_table("db.events").location()).parents[1]
+    before = tree_digest(warehouse)
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test", "--all",
+                                            "--dry-run", "--json", cwd=tmp_path)
+    assert (code, err, imported) == (0, "", False)
+    doc = json.loads(out)
+    assert statuses(doc) == {"db.events": "planned", "fresh.new": "empty"}
+    [empty] = [t for t in doc["tables"] if t["table"] == "fresh.new"]
+    assert (empty["plan"], empty["result"], empty["error"]) == (None, None, None)
+    assert doc["summary"] == {**doc["summary"], "tables": 2, "planned": 1, "empty": 1,
+                              "failed": 0}
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test", "--all",
+                                            "--dry-run", cwd=tmp_path)
+    assert (code, err, imported) == (0, "", False)
+    assert "fresh.new: no snapshot: nothing to compute" in out.splitlines()
+    assert out.splitlines()[-1].startswith("plan for 2 tables: 1 full (")
+    assert out.splitlines()[-1].endswith(", 1 empty; nothing computed, no Spark started")
+    # the run itself: a namespace of empty tables starts no Spark, commits nothing
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test", "fresh",
+                                            "--commit", "--json", cwd=tmp_path)
+    assert (code, err, imported) == (0, "", False)
+    doc = json.loads(out)
+    assert statuses(doc) == {"fresh.new": "empty"}
+    assert doc["summary"] == {**doc["summary"], "tables": 1, "empty": 1, "computed": 0,
+                              "failed": 0, "spark-started": False}
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test", "fresh",
+                                            cwd=tmp_path)
+    assert (code, err, imported) == (0, "", False)
+    assert out.splitlines() == ["fresh.new: no snapshot: nothing to compute",
+                                "1 table: 0 computed, 0 fresh, 1 empty, 0 failed; 0 rows read "
+                                "in " + out.splitlines()[-1].split(" in ", 1)[1]]
+    assert out.splitlines()[-1].endswith(" s (no Spark needed)")
+    assert tree_digest(warehouse) == before
+    assert list(tmp_path.glob("*.stats")) == []
+    # named alone: that table was asked for, and it has nothing to compute statistics of
+    for extra in ((), ("--dry-run",)):
+        code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test",
+                                                "fresh.new", *extra, cwd=tmp_path)
+        assert (code, imported) == (1, False)
+        assert "the table has no current snapshot" in out + err

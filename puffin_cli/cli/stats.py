@@ -135,8 +135,9 @@ def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
 
     Many tables in one Spark session: several TABLEs, or with --catalog a NAMESPACE (a name
     that is not a table of the catalog: every table in it and below it) or --all. A table
-    whose snapshot already has statistics of every column is left as it is; one line per
-    table, a summary, exit 1 when any table failed (the others are done).
+    whose snapshot already has statistics of every column is left as it is, one without a
+    snapshot (never written) has nothing to compute (an error when named alone); one line
+    per table, a summary, exit 1 when any table failed (the others are done).
 
     Incremental by default: when an ancestor snapshot has statistics and only appends
     followed (Iceberg's tasks unchanged), only the new data files are sketched and unioned
@@ -183,9 +184,11 @@ def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
                                      param_hint="-o")
     with ProgressDisplay(not quiet) as display:
         if dry_run:
+            alone = not every and len(targets) == 1 and (
+                catalog is None or [t.label for t in run] == list(targets))
             result = _plan(run, catalog, columns=_columns(columns), master=master,
                            spark_conf=spark_conf, uuid_hash=uuid_hash, commit=commit,
-                           full=full, on_done=display.line)
+                           full=full, on_done=display.line, alone=alone)
         else:
             from puffin_cli.spark.stats import compute_tables
 
@@ -221,9 +224,10 @@ def _file_in(directory: str, label: str, snapshot_id: int) -> str:
 
 def _plan(run: list[TableTarget], catalog: str | None, *, columns: list[str] | None,
           master: str | None, spark_conf: dict[str, str], uuid_hash: str, commit: bool,
-          full: bool, on_done: Callable[[str], None]) -> StatsBatchResult:
+          full: bool, on_done: Callable[[str], None], alone: bool) -> StatsBatchResult:
     """The dry run: every table's plan from metadata only (no Spark: a cluster's parallelism
-    is taken to be Spark's default shuffle partitions)."""
+    is taken to be Spark's default shuffle partitions). ``alone``: one TABLE named (not a
+    namespace), whose run would fail without a current snapshot: so does its plan."""
     from puffin_cli.analysis.stats import batch
     from puffin_cli.analysis.table.commit import check_committable
     from puffin_cli.render.stats import outcome_line
@@ -239,7 +243,8 @@ def _plan(run: list[TableTarget], catalog: str | None, *, columns: list[str] | N
         return batch.plan_table(table, label, columns=columns, snapshot_id=None,
                                 parallelism=parallelism, uuid_hash=uuid_hash, full=full)
 
-    outcomes = batch.run_tables(run, each, lambda outcome: on_done(outcome_line(outcome)))
+    outcomes = batch.run_tables(run, each, lambda outcome: on_done(outcome_line(outcome)),
+                                empty_is_error=alone)
     return batch.batch_result(catalog, outcomes, dry_run=True, commit=commit,
                               seconds=time.monotonic() - start, spark_started=False)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from puffin_cli.analysis.scan import ScanResult
-from puffin_cli.analysis.stats.batch import RefreshPlan, StatsBatchResult, TableOutcome
+from puffin_cli.analysis.stats.batch import EMPTY, RefreshPlan, StatsBatchResult, TableOutcome
 from puffin_cli.analysis.stats.result import StatsResult
 from puffin_cli.render.layout import plain_lines, plural
 
@@ -77,6 +77,8 @@ def outcome_line(outcome: TableOutcome) -> str:
     where = f"{outcome.table}: "
     if outcome.error is not None:
         return f"{where}failed: {outcome.error.message}"
+    if outcome.status == EMPTY:
+        return f"{where}no snapshot: nothing to compute"
     if outcome.result is not None and outcome.result.mode == "fresh":
         return (f"{where}snapshot {outcome.result.snapshot_id}: fresh, left as it is "
                 f"({outcome.result.statistics_path})")
@@ -127,12 +129,15 @@ def batch_lines(result: StatsBatchResult) -> list[str]:
                     f" ({plural(sum(p.files_to_read for p in found), 'data file')}, "
                     f"{plural(sum(p.rows_to_read for p in found), 'row')})")
                 modes.append(f"{len(found):,} {mode}{read}")
+        if s.empty:
+            modes.append(f"{s.empty:,} empty")
         failed = f", {s.failed:,} failed" if s.failed else ""
         lines.append(f"plan for {plural(s.tables, 'table')}: {', '.join(modes) or 'nothing'}"
                      f"{failed}; nothing computed, no Spark started")
         return lines
+    empty = f"{s.empty:,} empty, " if s.empty else ""
     lines.append(f"{plural(s.tables, 'table')}: {s.computed:,} computed, {s.fresh:,} fresh, "
-                 f"{s.failed:,} failed; {plural(s.rows_read, 'row')} read in "
+                 f"{empty}{s.failed:,} failed; {plural(s.rows_read, 'row')} read in "
                  f"{s.seconds:.1f} s"
                  f"{' (one Spark session)' if s.spark_started else ' (no Spark needed)'}")
     if s.computed and not result.commit:

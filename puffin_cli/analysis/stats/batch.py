@@ -2,11 +2,12 @@
 and its plan (``--dry-run``): what each table's run did or would do, and the summary.
 
 A run over many tables goes on when one fails: each table's outcome is ``computed``,
-``fresh`` (its snapshot already had statistics for every column: left as it is), ``failed``
-(with the one-line error it would have ended a one-table run with) or, in a dry run,
-``planned``. The plan of a table (:func:`refresh_plan`) comes from
-:func:`.incremental.decide_refresh`: metadata and statistics files only, no data file and no
-Spark.
+``fresh`` (its snapshot already had statistics for every column: left as it is), ``empty``
+(no current snapshot: created and never written, nothing to compute; a table named alone is
+an error instead, as that very table was asked for), ``failed`` (with the one-line error it
+would have ended a one-table run with) or, in a dry run, ``planned``. The plan of a table
+(:func:`refresh_plan`) comes from :func:`.incremental.decide_refresh`: metadata and
+statistics files only, no data file and no Spark.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from puffin_cli.analysis.table.loading import Table
 
 COMPUTED, FRESH_STATUS, FAILED, PLANNED = "computed", "fresh", "failed", "planned"
+EMPTY = "empty"  # no current snapshot: nothing to compute
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ class TableError:
 @dataclass(frozen=True)
 class TableOutcome:
     table: str
-    status: str  # computed, fresh, failed, planned
+    status: str  # computed, fresh, empty, failed, planned
     seconds: float
     plan: RefreshPlan | None = None
     result: StatsResult | None = None
@@ -66,6 +68,7 @@ class BatchSummary:
     tables: int
     computed: int
     fresh: int
+    empty: int
     failed: int
     planned: int
     rows_read: int
@@ -116,14 +119,21 @@ class TableTarget:
 
 
 def run_tables(targets: Sequence[TableTarget], each: Callable[[Table, str], TableOutcome],
-               on_done: Callable[[TableOutcome], None]) -> tuple[TableOutcome, ...]:
+               on_done: Callable[[TableOutcome], None], *,
+               empty_is_error: bool = False) -> tuple[TableOutcome, ...]:
     """``each(table, label)`` for every target in turn; a table whose work fails with a
-    :class:`PuffinError` is ``failed`` and the run goes on."""
+    :class:`PuffinError` is ``failed`` and the run goes on. A table without a current snapshot
+    is ``empty`` (``each`` is not called), unless ``empty_is_error`` (one table named alone:
+    ``each`` fails it)."""
     outcomes = []
     for target in targets:
         start = time.monotonic()
         try:
-            outcome = each(target.load(), target.label)
+            table = target.load()
+            if not empty_is_error and table.current_snapshot() is None:
+                outcome = TableOutcome(target.label, EMPTY, round(time.monotonic() - start, 3))
+            else:
+                outcome = each(table, target.label)
         except PuffinError as exc:
             outcome = TableOutcome(target.label, FAILED, round(time.monotonic() - start, 3),
                                    error=TableError(exc.code, str(exc)))
@@ -150,8 +160,8 @@ def batch_result(catalog: str | None, outcomes: tuple[TableOutcome, ...], *, dry
     def count(status: str) -> int:
         return sum(1 for o in outcomes if o.status == status)
 
-    summary = BatchSummary(len(outcomes), count(COMPUTED), count(FRESH_STATUS), count(FAILED),
-                           count(PLANNED),
+    summary = BatchSummary(len(outcomes), count(COMPUTED), count(FRESH_STATUS), count(EMPTY),
+                           count(FAILED), count(PLANNED),
                            sum(o.result.rows_read for o in outcomes if o.result is not None),
                            round(seconds, 3), spark_started)
     return StatsBatchResult(catalog, dry_run, commit, outcomes, summary)
