@@ -370,3 +370,49 @@ def test_a_table_without_a_snapshot_is_empty_in_a_run_and_an_error_alone(
                                                 "fresh.new", *extra, cwd=tmp_path)
         assert (code, imported) == (1, False)
         assert "the table has no current snapshot" in out + err
+
+
+def register_base_statistics(where: Any, identifier: str) -> None:
+    """Statistics of the current snapshot of ``identifier`` written by ``puffin write
+    --from-parquet --table`` (its live data files, no Spark) and registered through pyiceberg,
+    as the base of an incremental refresh."""
+    from pyiceberg.table.statistics import BlobMetadata, StatisticsFile
+
+    table = where.load_table(identifier)
+    files = [local_path(t.file.file_path) for t in table.scan().plan_files()]
+    stats = local_path(table.location()) / "metadata" / "base.stats"
+    written = invoke("write", str(stats), *[a for f in files for a in ("--from-parquet", str(f))],
+                     "--table", str(local_path(table.metadata_location)))
+    assert written.exit_code == 0, written.output
+    [inspected] = json.loads(invoke("inspect", str(stats), "--json").output)["files"]
+    blobs = [BlobMetadata(type=m["type"], snapshot_id=m["snapshot-id"],
+                          sequence_number=m["sequence-number"], fields=m["fields"],
+                          properties=m["properties"])
+             for m in (b["metadata"] for b in inspected["blobs"])]
+    with table.update_statistics() as update:
+        update.set_statistics(StatisticsFile(
+            snapshot_id=table.metadata.current_snapshot_id, statistics_path=stats.as_uri(),
+            file_size_in_bytes=inspected["file-size"],
+            file_footer_size_in_bytes=inspected["footer"]["footer-size"], blob_metadata=blobs))
+
+
+def test_plan_reasons_count_in_the_singular(sql_catalog: Any, tmp_path: Path) -> None:  # noqa: F811
+    """A base with statistics and one more append: one new file in a task of its own is
+    incremental from "1 new task"; packed with the base's one file, full because "1 of the
+    base's 1 Spark task reads other splits at the target (1 task)" (before: "1 tasks")."""
+    for name, properties in (("db.apart", ONE_TASK_PER_FILE), ("db.packed", {})):
+        table = sql_catalog.create_table(name, schema=orders_rows(0, 1).schema,
+                                         properties=properties)
+        table.append(orders_rows(0, 300))
+        register_base_statistics(sql_catalog, name)
+        sql_catalog.load_table(name).append(orders_rows(300, 100))
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test", "db.apart",
+                                            "db.packed", "--dry-run", "--master", "local[1]",
+                                            "--json", cwd=tmp_path)
+    assert (code, err, imported) == (0, "", False)
+    plans = {t["table"]: t["plan"] for t in json.loads(out)["tables"]}
+    assert plans["db.apart"]["mode"] == "incremental"
+    assert plans["db.apart"]["mode-reason"].endswith(") and 1 new task")
+    assert (plans["db.packed"]["mode"], plans["db.packed"]["mode-reason"]) == (
+        "full", "1 of the base's 1 Spark task reads other splits at the target (1 task): "
+                "Iceberg's sketches would differ")

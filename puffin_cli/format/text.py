@@ -5,8 +5,8 @@ JSON escape of the same character, so documents stay valid.
 
 Standard output and standard error are set up once (:func:`escape_standard_streams`, by
 ``cli/main.py``); a binary output (``-o FILE``, ``sys.stdout.buffer``) gets text through
-:func:`encode` or :func:`text_on`. Only the standard library here: the entry point imports it
-before anything else.
+:func:`encode` or :func:`text_on`; a count and its noun, :func:`plural`, for every layer's
+messages. Only the standard library here: the entry point imports it before anything else.
 """
 
 from __future__ import annotations
@@ -46,3 +46,9 @@ def escape_standard_streams() -> None:
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
             reconfigure(errors=ERRORS)
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``1 file``, ``2 files`` (``many``: an irregular plural), the count with thousands
+    separators."""
+    return f"{count:,} {noun if count == 1 else many or noun + 's'}"

@@ -20,6 +20,7 @@ from puffin_cli.analysis.inspection import BlobReport, FileReport, InspectReport
 from puffin_cli.blobs.base import BlobSummary
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.spec import CARDINALITY_PROPERTY
+from puffin_cli.format.text import plural
 from puffin_cli.render import jsonout, layout
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def render_brief(report: InspectReport, console: Console) -> None:
             print_paimon_file(console, file)
             continue
         lines.append(f"{file.path}  {_bytes(file.file_size)}, "
-                     f"{layout.plural(len(file.blobs), 'blob')}")
+                     f"{plural(len(file.blobs), 'blob')}")
         rows = [(str(b.index), b.metadata.type, _fields(b), *_brief(b)) for b in file.blobs]
         widths = [max((len(row[i]) for row in rows), default=0) for i in range(4)]
         for row in rows:
@@ -82,7 +83,7 @@ def _brief(blob: BlobReport) -> tuple[str, str]:
                       else f" (MISMATCH: ndv property {theta.ndv_property})"), ""
     if summary.kind == "deletion-vector":
         dv = cast("DeletionVectorSummary", summary)
-        text = layout.plural(dv.cardinality, "position")
+        text = plural(dv.cardinality, "position")
         if dv.cardinality_matches is False:
             text += f" (MISMATCH: cardinality property {dv.cardinality_property})"
         return text, dv.referenced_data_file or "(no data file)"

@@ -154,9 +154,3 @@ def row(console: Console, label: str, value: str | Text) -> None:
     for line in fold_text(text, console.width - LABEL_WIDTH):
         print_line(console, Text(head + " " * (LABEL_WIDTH - cell_len(head))) + line)
         head = ""
-
-
-def plural(count: int, noun: str, many: str | None = None) -> str:
-    """``1 file``, ``2 files`` (``many``: an irregular plural), the count with thousands
-    separators."""
-    return f"{count:,} {noun if count == 1 else many or noun + 's'}"

@@ -9,8 +9,9 @@ from rich.text import Text
 
 from puffin_cli.analysis.paimon import PaimonFileReport, RowReport
 from puffin_cli.format.paimon_blob import BlobWriteResult
+from puffin_cli.format.text import plural
 from puffin_cli.render import layout
-from puffin_cli.render.layout import plain_lines, plural
+from puffin_cli.render.layout import plain_lines
 
 _NESTED = {"array": "ARRAY<BLOB>", "map": "MAP<K, BLOB>"}
 _NOUN = {"array": "element", "map": "entry"}

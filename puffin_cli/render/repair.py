@@ -8,7 +8,8 @@ from rich.console import Console
 
 from puffin_cli.analysis.repair.model import Repair
 from puffin_cli.analysis.repair.plan import RepairResult
-from puffin_cli.render.layout import plain_lines, plural
+from puffin_cli.format.text import plural
+from puffin_cli.render.layout import plain_lines
 
 
 def _repair_line(repair: Repair) -> str:

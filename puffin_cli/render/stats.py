@@ -8,7 +8,8 @@ from rich.console import Console
 from puffin_cli.analysis.scan import ScanResult
 from puffin_cli.analysis.stats.batch import EMPTY, RefreshPlan, StatsBatchResult, TableOutcome
 from puffin_cli.analysis.stats.result import StatsResult
-from puffin_cli.render.layout import plain_lines, plural
+from puffin_cli.format.text import plural
+from puffin_cli.render.layout import plain_lines
 
 
 def stats_lines(result: StatsResult) -> list[str]:

@@ -36,6 +36,7 @@ from puffin_cli.analysis.table.metadata import normalize_location
 from puffin_cli.analysis.table.report import DeletionVector, SnapshotView, TableReport, TablesReport
 from puffin_cli.analysis.table.walk import Progress, TableWalk
 from puffin_cli.format.findings import Finding, Severity
+from puffin_cli.format.text import plural
 from puffin_cli.render import jsonout, layout
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
@@ -121,8 +122,8 @@ def github(report: TablesReport, console: Console) -> None:
             out.write(annotation(where or table.metadata_file, finding) + "\n")
     errors = sum(t.errors for t in report.tables)
     warnings = sum(t.warnings for t in report.tables)
-    out.write(f"{layout.plural(len(report.tables), 'table')} checked: "
-              f"{layout.plural(errors, 'error')}, {layout.plural(warnings, 'warning')}\n")
+    out.write(f"{plural(len(report.tables), 'table')} checked: "
+              f"{plural(errors, 'error')}, {plural(warnings, 'warning')}\n")
 
 
 # --- paths and lines --------------------------------------------------------------------------

@@ -15,8 +15,8 @@ from rich.text import Text
 from puffin_cli.analysis.file_report import FileReport
 from puffin_cli.analysis.validate import NAMED_FAILURES, ValidationRun
 from puffin_cli.format.findings import Finding, Severity
+from puffin_cli.format.text import plural
 from puffin_cli.render import layout
-from puffin_cli.render.layout import plural
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "dim"}
 _GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}

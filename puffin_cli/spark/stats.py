@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from puffin_cli.analysis.stats.plan import StatsPlan
 from puffin_cli.analysis.stats.result import StatsResult
 from puffin_cli.analysis.stats.steps import Sketches
+from puffin_cli.format.text import plural
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.stats.batch import StatsBatchResult, TableOutcome, TableTarget
@@ -184,7 +185,7 @@ def compute_loaded(table: Table, label: str, spark: LazySession, *,
 
     if decision.mode != FRESH:
         where = "in this process" if in_process else "on Spark"
-        phase(f"sketching {len(plan.columns)} columns ({decision.mode}) {where}")
+        phase(f"sketching {plural(len(plan.columns), 'column')} ({decision.mode}) {where}")
     sketching = time.monotonic()
     done = refresh(decision, sketch)
     sketch_seconds = time.monotonic() - sketching

@@ -50,6 +50,7 @@ from puffin_cli.analysis.stats.task_groups import (
 from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.spec import CREATED_BY, THETA_BLOB_TYPE
+from puffin_cli.format.text import plural
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.table.loading import Table
@@ -114,7 +115,7 @@ class RefreshDecision:
         if len(reasons) == 1:
             return reasons[0]
         names = ", ".join(c.name for c in wanted)
-        return f"{len(reasons)} reasons, per column ({names})"
+        return f"{plural(len(reasons), 'reason')}, per column ({names})"
 
 
 # --- the base sketches ------------------------------------------------------------------------
@@ -236,13 +237,13 @@ def _history_problem(table: Table, base: Snapshot, target: Snapshot) -> str | No
                     f"{snapshot.operation} (rows removed or files regrouped)")
     changes = LiveFiles.between(table.manifests, base, target)
     if changes.data_removed:
-        return (f"{len(changes.data_removed)} data files removed since base "
+        return (f"{plural(len(changes.data_removed), 'data file')} removed since base "
                 f"{base.snapshot_id}")
     if changes.deletes_added:
-        return (f"{len(changes.deletes_added)} delete files added since base "
+        return (f"{plural(len(changes.deletes_added), 'delete file')} added since base "
                 f"{base.snapshot_id} (rows deleted)")
     if changes.deletes_removed:
-        return (f"{len(changes.deletes_removed)} delete files removed since base "
+        return (f"{plural(len(changes.deletes_removed), 'delete file')} removed since base "
                 f"{base.snapshot_id} (deleted rows back)")
     return None
 
@@ -274,14 +275,15 @@ def _new_groups(base_groups: Sequence[TaskGroup], groups: Sequence[TaskGroup],
     keys = {_group_key(g) for g in groups}
     changed = sum(1 for g in base_groups if _group_key(g) not in keys)
     if changed:
-        return (f"{changed} of the base's {len(base_groups)} Spark tasks read other splits at "
-                f"the target ({len(groups)} tasks): Iceberg's sketches would differ")
+        return (f"{changed:,} of the base's {plural(len(base_groups), 'Spark task')} "
+                f"{'reads' if changed == 1 else 'read'} other splits at the target "
+                f"({plural(len(groups), 'task')}): Iceberg's sketches would differ")
     known = {_group_key(g) for g in base_groups}
     extra = tuple(g for g in groups if _group_key(g) not in known)
     mixed = sum(1 for g in extra if any(s.file.location in base_files for s in g.splits))
     if mixed:
-        return (f"{mixed} of the target's Spark tasks read new files together with older "
-                "splits: Iceberg's sketches would differ")
+        return (f"{mixed:,} of the target's Spark tasks {'reads' if mixed == 1 else 'read'} "
+                "new files together with older splits: Iceberg's sketches would differ")
     return extra
 
 
@@ -359,7 +361,8 @@ def decide_refresh(table: Table, snapshot_id: int | None, columns: Sequence[str]
             else:
                 decided[fid] = ColumnDecision(
                     fid, name, INCREMENTAL, base.snapshot_id,
-                    f"base snapshot {base.snapshot_id} ({path}) and {len(extra)} new tasks",
+                    f"base snapshot {base.snapshot_id} ({path}) and "
+                    f"{plural(len(extra), 'new task')}",
                     path)
                 sketches[fid] = sketch
                 new_groups[base.snapshot_id] = extra
