@@ -416,3 +416,27 @@ def test_plan_reasons_count_in_the_singular(sql_catalog: Any, tmp_path: Path) ->
     assert (plans["db.packed"]["mode"], plans["db.packed"]["mode-reason"]) == (
         "full", "1 of the base's 1 Spark task reads other splits at the target (1 task): "
                 "Iceberg's sketches would differ")
+
+
+def test_a_catalog_table_whose_metadata_file_is_missing(sql_catalog: Any,  # noqa: F811
+                                                         tmp_path: Path) -> None:
+    """The SQL catalog names a current metadata file that was deleted: the error names the
+    catalog, the table and the missing file (before: "...; expected an Iceberg table directory
+    or a *.metadata.json file", about a path the user never gave), alone, in a namespace run,
+    and for `puffin table --catalog` and `puffin scan --catalog`."""
+    table = sql_catalog.create_table("db.items", schema=orders_rows(0, 1).schema)
+    table.append(orders_rows(0, 10))
+    location = sql_catalog.load_table("db.items").metadata_location
+    local_path(location).unlink()
+    message = f"catalog test: table db.items: its metadata file {location} is missing"
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test", "db.items",
+                                            cwd=tmp_path)
+    assert (code, out, err, imported) == (1, "", f"puffin: error: {message}\n", False)
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test", "db",
+                                            "--dry-run", "--json", cwd=tmp_path)
+    assert (code, err, imported) == (1, "", False)
+    [items] = [t for t in json.loads(out)["tables"] if t["table"] == "db.items"]
+    assert (items["status"], items["error"]["message"]) == ("failed", message)
+    for command in (("table", "--catalog", "test", "db.items"), ("scan", "--catalog", "test")):
+        code, out, err, _imported = run_no_spark(*command, cwd=tmp_path)
+        assert (code, out, err) == (1, "", f"puffin: error: {message}\n")

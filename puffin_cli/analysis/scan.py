@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from puffin_cli.analysis.file_report import FileReport
-from puffin_cli.analysis.table.metadata import normalize_location
 from puffin_cli.format.spec import PUFFIN_SUFFIXES
 
 if TYPE_CHECKING:
@@ -86,8 +85,6 @@ def catalog_puffin_files(name: str, namespaces: Sequence[str], fileio: FileIO
 
     found = []
     for described in catalog_tables(name, namespaces):
-        table = Table.load(normalize_location(described.metadata_location), fileio=fileio,
-                           io_properties=described.io_properties)
-        table.catalog_table = described
+        table = Table.of_catalog(described, fileio=fileio)
         found.append(table_puffin_files(table, described.identifier))
     return found

@@ -82,13 +82,9 @@ class Table:
         if catalog is not None:
             from puffin_cli.analysis.catalog import load_table
 
-            named = load_table(catalog, os.fspath(path))
-            table = cls.load(normalize_location(named.metadata_location), fileio=fileio,
-                             relocate=relocate,
-                             io_properties={**named.io_properties, **(io_properties or {})},
-                             max_blob_size=max_blob_size)
-            table.catalog_table = named
-            return table
+            return cls.of_catalog(load_table(catalog, os.fspath(path)), fileio=fileio,
+                                  relocate=relocate, io_properties=io_properties,
+                                  max_blob_size=max_blob_size)
         fileio = fileio.with_properties(io_properties or {})
         target = os.fspath(path)
         found = fileio.stat(target)
@@ -101,6 +97,29 @@ class Table:
         metadata = load_metadata(metadata_file, fileio, limit=max_blob_size)
         return cls(metadata, metadata_file, table_dir,
                    default_mapper(metadata, table_dir, relocate, fileio), fileio)
+
+    @classmethod
+    def of_catalog(cls, named: CatalogTable, *, fileio: FileIO,
+                   relocate: list[tuple[str, str]] | None = None,
+                   io_properties: Mapping[str, str] | None = None,
+                   max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> Table:
+        """The table a catalog resolved (:meth:`load`'s ``catalog``): its current metadata
+        file, read with the catalog's FileIO properties for it (``io_properties`` on top). A
+        metadata file that is gone is named as the catalog gave it, with the table: the user
+        gave no path."""
+        try:
+            table = cls.load(normalize_location(named.metadata_location), fileio=fileio,
+                             relocate=relocate,
+                             io_properties={**named.io_properties, **(io_properties or {})},
+                             max_blob_size=max_blob_size)
+        except PuffinError as exc:
+            if exc.code != "table.not-found":
+                raise
+            raise PuffinError(f"catalog {named.catalog}: table {named.identifier}: its metadata "
+                              f"file {named.metadata_location} is missing",
+                              code="catalog.metadata-missing") from None
+        table.catalog_table = named
+        return table
 
     # snapshots ------------------------------------------------------------------------------
 
