@@ -110,7 +110,7 @@ def test_full_where_the_rules_say_so(incremental_tables: Path, tmp_path: Path,
     assert {c.mode for c in decision.columns} == {"full"}
     reason = decision.columns[0].reason
     expected = {"inc_compact_v2": "is a replace", "inc_delete_v2": "since base",
-                "inc_small_v2": "Spark tasks"}[name]
+                "inc_small_v2": "Spark task reads other splits"}[name]
     assert expected in reason, reason
     result = compute_table_stats(table, master="local[2]", fileio=FileIO())
     assert (result.mode, result.in_process, result.files_read) == \
