@@ -82,7 +82,7 @@ def test_a_changed_split_size_since_the_base_means_full(
         tx.set_properties({"read.split.target-size": "1024"})
     sql_catalog.load_table("db.sk").append(rows(2 * ROWS))
     reason = ("the base was computed with read.split.target-size 134217728, now 1024: 1 of "
-              "the base's 1 Spark tasks read other splits at the target (3 tasks): Iceberg's "
+              "the base's 1 Spark task reads other splits at the target (3 tasks): Iceberg's "
               "sketches would differ")
 
     monkeypatch.chdir(tmp_path)
