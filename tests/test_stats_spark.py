@@ -22,12 +22,16 @@ from tables.fixtures import TABLES, spark_tables, table_dir  # noqa: F401
 
 from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
 from puffin_cli.analysis.stats.result import StatsResult
-from puffin_cli.analysis.stats.task_groups import TaskPlanning, split_planning
+from puffin_cli.analysis.stats.task_groups import (
+    TASK_PLANNING_PROPERTY,
+    TaskPlanning,
+    split_planning,
+)
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.spark.stats import compute_table_stats
+from puffin_cli.spark.stats import compute_table_stats, planning_parallelism
 from puffin_cli.storage import FileIO
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "stats_tables.py"
@@ -102,10 +106,17 @@ def test_sketch_bytes_equal_icebergs(name: str, stats_tables: Path, spark: Any,
         # l has 4,370 distinct values in types_v2: estimation mode, still identical.
         assert column.exact == (name == "types_v3" or column.name != "l"), column.name
     with PuffinReader(result.statistics_path) as reader:
-        assert reader.metadata.properties == {
-            "puffin-cli.uuid-hash": "text",
-            "created-by": reader.metadata.properties["created-by"]}
-        assert reader.metadata.properties["created-by"].startswith("puffin-cli ")
+        properties = reader.metadata.properties
+        assert sorted(properties) == ["created-by", TASK_PLANNING_PROPERTY,
+                                      "puffin-cli.uuid-hash"]
+        assert properties["puffin-cli.uuid-hash"] == "text"
+        assert properties["created-by"].startswith("puffin-cli ")
+        # the task planning the sketches had: the table's split properties, the session's
+        # planning parallelism
+        loaded = Table.load(table, fileio=FileIO())
+        planned = TaskPlanning(split_planning(plan_snapshot(loaded, stats_snapshot(
+            loaded, None), None)), planning_parallelism(spark))
+        assert TaskPlanning.from_property(properties[TASK_PLANNING_PROPERTY]) == planned
         assert [b.fields[0] for b in reader.metadata.blobs] == [c.field_id
                                                                 for c in result.columns]
     assert Path(result.statistics_path).parent == table / "metadata"
@@ -356,7 +367,6 @@ def test_spark_conf_reaches_the_session(stats_tables: Path, spark: Any, tmp_path
     spark.sql.shuffle.partitions is what Iceberg's adaptive split size divides by."""
     from puffin_cli.cli.main import cli
     from puffin_cli.spark.session import get_session
-    from puffin_cli.spark.stats import planning_parallelism
 
     before = spark.conf.get("spark.sql.shuffle.partitions")
     try:
