@@ -311,6 +311,17 @@ def test_output_that_exists_is_refused_before_any_work_a_directory_taken(
     assert f"invalid value for -o: {taken} exists; the statistics file is created, never " \
         "overwritten" in err
     assert taken.read_bytes() == b"mine"
+    # a new file in a folder that is missing or is a file: refused before Spark too (before:
+    # the whole Spark job, then 'cannot write: No such file or directory', exit 1)
+    for folder in (tmp_path / "missing", taken):
+        code, out, err, imported = run_no_spark(
+            "stats", "compute", "--catalog", "test", "db.events", "-o",
+            str(folder / "x.stats"), cwd=tmp_path)
+        assert (code, out, imported) == (2, "", False)
+        assert f"invalid value for -o: {folder} is not a directory; the statistics file is " \
+            "created in an existing one" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["catalog.db", "taken.stats",
+                                                          "warehouse"]
     into = tmp_path / "into"
     into.mkdir()
     outcome = invoke("stats", "compute", "--catalog", "test", "db.events", "--master",

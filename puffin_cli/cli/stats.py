@@ -256,7 +256,7 @@ def _compute_one(ctx: click.Context, table: str, *, columns: list[str] | None,
                  as_json: bool, debug: bool, full: bool, in_process_rows: int | None) -> None:
     from puffin_cli.render.progress import ProgressDisplay
     from puffin_cli.spark.stats import compute_table_stats
-    from puffin_cli.storage import default_io
+    from puffin_cli.storage import default_io, is_remote, parent
 
     where: str | Callable[[int], str] | None = output
     if output is None and not commit:  # not in the table: no engine would see it there
@@ -269,6 +269,13 @@ def _compute_one(ctx: click.Context, table: str, *, columns: list[str] | None,
             raise click.BadParameter(f"{output} exists; the statistics file is created, "
                                      "never overwritten: name a new file or a directory",
                                      param_hint="-o")
+        elif not is_remote(output):  # an object store has prefixes, not folders to miss
+            folder = parent(output) or "."
+            holder = default_io().stat(folder)
+            if holder is None or holder.kind != "dir":
+                raise click.BadParameter(f"{folder} is not a directory; the statistics "
+                                         "file is created in an existing one",
+                                         param_hint="-o")
     with ProgressDisplay(not quiet) as display:
         result = compute_table_stats(
             table, catalog=catalog, columns=columns, snapshot_id=snapshot_id,
