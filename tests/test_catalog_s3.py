@@ -18,13 +18,19 @@ import pytest
 from click.testing import CliRunner
 from interop.sparkenv import script_output
 from s3server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
-from test_catalog import ROWS, assert_iceberg_sketches_committed, with_events
+from test_catalog import (  # noqa: F401 - the fixtures any_catalog asks for
+    ROWS,
+    assert_iceberg_sketches_committed,
+    rest_catalog,
+    sql_catalog,
+    with_events,
+)
 from test_stats_spark import SCRIPT as STATS_SCRIPT
 from test_stats_spark import iceberg_statistics, read_blobs
 
 from puffin_cli.analysis.table.metadata import current_metadata_file
 from puffin_cli.cli.main import cli
-from puffin_cli.storage import FileIO
+from puffin_cli.storage import FileIO, join
 
 CLUSTER = "local-cluster[2,1,1024]"  # two executor JVMs, each with its own Python workers
 
@@ -276,3 +282,87 @@ def test_readme_catalog_example(tmp_path: Path) -> None:
     assert lines[-2] == ("1 table of catalog demo; 0 orphan Puffin files (under a table, "
                          "referenced by none of its metadata)"), output
     assert lines[-1].startswith("scanned "), output
+
+
+@pytest.fixture(params=["sql", "rest", "s3"])
+def any_catalog(request: pytest.FixtureRequest) -> tuple[Any, str]:
+    """(catalog, its name): SQL and REST on local disk (test_catalog.py), SQL on the S3 server."""
+    if request.param == "s3":
+        return request.getfixturevalue("s3_catalog")[0], "s3cat"
+    return request.getfixturevalue(f"{request.param}_catalog"), "test"
+
+
+@pytest.mark.parametrize("other", ["append", "statistics"])
+def test_another_writer_commits_while_stats_compute_commits(
+        any_catalog: tuple[Any, str], other: str, spark: Any, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Another writer commits when an incremental `stats compute --commit` is about to commit
+    (its "committing" phase). An append: both commits kept, ours registering statistics of
+    exactly the snapshot it read (the 1,200 rows, not the writer's 10 more). Statistics of
+    other columns registered for that snapshot meanwhile: ours is refused in one line (exit 1,
+    theirs kept, our file removed: no statistics file in the table that nothing registers)."""
+    import pyarrow as pa
+
+    from puffin_cli.analysis.table.loading import Table
+    from puffin_cli.cli.main import main
+    from puffin_cli.render.progress import ProgressDisplay
+
+    catalog, name = any_catalog
+
+    def rows(start: int, count: int) -> Any:
+        return pa.table({"id": pa.array(range(start, start + count), pa.int64()),
+                         "city": pa.array([f"c{i % 41}" for i in range(start, start + count)])})
+
+    with catalog.load_table("db.events").transaction() as change:
+        change.set_properties({"read.split.target-size": "1024"})  # a task per file
+    first = invoke("stats", "compute", "--catalog", name, "db.events", "--commit", "--columns",
+                   "id", "--master", "local[2]")
+    assert first.exit_code == 0, first.output
+    catalog.load_table("db.events").append(rows(ROWS, 200))
+    target = catalog.load_table("db.events").metadata.current_snapshot_id
+    theirs: list[str] = []
+    phase = ProgressDisplay.phase
+
+    def racing_phase(self: ProgressDisplay, text: str) -> None:
+        if text == "committing" and not theirs:
+            theirs.append(text)
+            if other == "append":
+                catalog.load_table("db.events").append(rows(5000, 10))
+            else:
+                done = invoke("stats", "compute", "--catalog", name, "db.events", "--commit",
+                              "--columns", "city", "--full", "--master", "local[2]", "--json")
+                assert done.exit_code == 0, done.output
+                theirs[0] = json.loads(done.stdout)["statistics-location"]
+        phase(self, text)
+
+    monkeypatch.setattr(ProgressDisplay, "phase", racing_phase)
+    with pytest.raises(SystemExit) as exited:
+        main(["stats", "compute", "--catalog", name, "db.events", "--commit", "--columns",
+              "id", "--json"])
+    out, err = capsys.readouterr()
+    final = catalog.load_table("db.events")
+    registered = {s.statistics_path: s.snapshot_id for s in final.metadata.statistics}
+    if other == "append":
+        assert (exited.value.code, err) == (0, "")
+        doc = json.loads(out)
+        assert (doc["mode"], doc["snapshot-id"], doc["rows-read"]) == ("incremental", target,
+                                                                        200)
+        assert [c["ndv"] for c in doc["columns"]] == [ROWS + 200]
+        assert len(final.snapshots()) == 4 and final.metadata.current_snapshot_id != target
+        assert registered[doc["statistics-location"]] == target
+    else:
+        assert (exited.value.code, out) == (1, "")
+        assert err.startswith(f"puffin: error: catalog {name}: table db.events: another "
+                              f"writer registered statistics for snapshot {target} meanwhile "
+                              f"({theirs[0]}); statistics not committed") and \
+            err.count("\n") == 1, err
+        assert registered[theirs[0]] == target
+    table = Table.load("db.events", catalog=name, fileio=FileIO())
+    written = [f.location for f in table.fileio.list_files(join(table.table_dir, "metadata"))
+               if f.location.endswith(".stats")]
+    assert sorted(map(local_location, written)) == sorted(map(local_location, registered))
+
+
+def local_location(location: str) -> str:
+    """A location without the file: scheme's spellings (file:/, file:///) a catalog uses."""
+    return location.replace("file:///", "/").replace("file:/", "/")
