@@ -366,3 +366,36 @@ def test_another_writer_commits_while_stats_compute_commits(
 def local_location(location: str) -> str:
     """A location without the file: scheme's spellings (file:/, file:///) a catalog uses."""
     return location.replace("file:///", "/").replace("file:/", "/")
+
+
+def test_output_to_a_new_prefix_of_the_object_store(
+        s3_catalog: tuple[Any, str, dict[str, str]], s3_server: S3Server, spark: Any) -> None:
+    """-o s3://BUCKET/PREFIX/ (nothing under it yet): the statistics file is written under
+    the prefix, for one table and for a namespace run (before: one table's file was written
+    as the object PREFIX, the slash dropped; a run refused the prefix as no existing
+    directory), and nothing is written in the table's folders."""
+    _, bucket, _ = s3_catalog
+    client = s3_server.client()
+    io = ["--io", f"s3.endpoint={s3_server.endpoint}", "--io", f"s3.access-key-id={ACCESS_KEY}",
+          "--io", f"s3.secret-access-key={SECRET_KEY}", "--io", f"s3.region={REGION}"]
+
+    def keys() -> list[str]:
+        listed = client.list_objects_v2(Bucket=bucket, MaxKeys=1000)
+        assert not listed["IsTruncated"]
+        return sorted(o["Key"] for o in listed.get("Contents", []))
+
+    before = keys()
+    one = invoke("stats", "compute", "--catalog", "s3cat", "db.events", "-o",
+                 f"s3://{bucket}/one/", *io, "--master", "local[2]", "--json", "-q")
+    assert one.exit_code == 0, one.output
+    doc = json.loads(one.stdout)
+    key = key_of(doc["statistics-path"], bucket)
+    assert key.startswith(f"one/{doc['snapshot-id']}-") and key.endswith(".stats")
+    assert not doc["in-table"]
+    run = invoke("stats", "compute", "--catalog", "s3cat", "db", "-o", f"s3://{bucket}/nightly/",
+                 *io, "--master", "local[2]", "--json", "-q")
+    assert run.exit_code == 0, run.output
+    [result] = [t["result"] for t in json.loads(run.stdout)["tables"]]
+    nightly = key_of(result["statistics-path"], bucket)
+    assert nightly.startswith("nightly/db.events-") and nightly.endswith(".stats")
+    assert keys() == sorted([*before, key, nightly])

@@ -92,8 +92,8 @@ def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[s
                    "replacing older statistics of that snapshot (their other columns kept).")
 @click.option("-o", "--output", default=None, metavar="PATH",
               help="Without --commit: write the statistics file to PATH, a new file or an "
-                   "existing directory (several tables: a directory), not registered "
-                   "(default: the current directory).")
+                   "existing directory or an object store prefix ending in / (several "
+                   "tables: a directory), not registered (default: the current directory).")
 @click.option("--all", "every", is_flag=True,
               help="With --catalog: every table of every namespace of the catalog.")
 @click.option("--dry-run", is_flag=True,
@@ -175,13 +175,9 @@ def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
     if snapshot_id is not None:
         raise click.UsageError("--snapshot names a snapshot of one table")
     run = _targets(catalog, targets, relocate)
-    if output is not None and not dry_run:
-        from puffin_cli.storage import default_io
-
-        found = default_io().stat(output)
-        if found is None or found.kind != "dir":
-            raise click.BadParameter("with several tables, PATH is an existing directory",
-                                     param_hint="-o")
+    if output is not None and not dry_run and not _is_directory(output):
+        raise click.BadParameter("with several tables, PATH is an existing directory (in an "
+                                 "object store: a prefix ending in /)", param_hint="-o")
     with ProgressDisplay(not quiet) as display:
         if dry_run:
             alone = not every and len(targets) == 1 and (
@@ -262,15 +258,14 @@ def _compute_one(ctx: click.Context, table: str, *, columns: list[str] | None,
     if output is None and not commit:  # not in the table: no engine would see it there
         where = partial(_file_in_dir, os.getcwd())
     elif output is not None:  # known before any work: a run never ends unable to write
-        found = default_io().stat(output)
-        if found is not None and found.kind == "dir":
+        if _is_directory(output):
             where = partial(_file_in_dir, output)
-        elif found is not None:
+        elif default_io().stat(output) is not None:
             raise click.BadParameter(f"{output} exists; the statistics file is created, "
                                      "never overwritten: name a new file or a directory",
                                      param_hint="-o")
         elif not is_remote(output):  # an object store has prefixes, not folders to miss
-            folder = parent(output) or "."
+            folder = output if output.endswith("/") else parent(output) or "."
             holder = default_io().stat(folder)
             if holder is None or holder.kind != "dir":
                 raise click.BadParameter(f"{folder} is not a directory; the statistics "
@@ -289,6 +284,17 @@ def _compute_one(ctx: click.Context, table: str, *, columns: list[str] | None,
         from puffin_cli.render.stats import stats_view
 
         emit(ctx, result, stats_view)
+
+
+def _is_directory(output: str) -> bool:
+    """Whether -o names a directory: an existing one, or in an object store a prefix ending
+    in ``/`` (it has no folders to make first; before, the slash was dropped and the file
+    written as an object named like the prefix)."""
+    from puffin_cli.storage import default_io, is_remote
+
+    found = default_io().stat(output)
+    return (found is not None and found.kind == "dir") or (
+        is_remote(output) and output.endswith("/"))
 
 
 def _file_in_dir(directory: str, snapshot_id: int) -> str:
