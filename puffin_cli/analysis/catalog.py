@@ -141,23 +141,69 @@ def _metastore_location(catalog: Any, identifier: tuple[str, ...]) -> str | None
     return None if row is None or not row.metadata_location else str(row.metadata_location)
 
 
+def _rest_table(name: str, catalog: Any, identifier: tuple[str, ...]) -> CatalogTable | None:
+    """Table ``identifier`` as a REST catalog's load-table answer gives it, asked through the
+    catalog's own (authenticated) session, without parsing the metadata it embeds: its
+    ``metadata-location``, and the FileIO properties pyiceberg would merge (the catalog's, the
+    table's, the answer's ``config`` and its best-matching ``storage-credentials``) (``None``:
+    another kind of catalog, or no such table)."""
+    from pydantic import TypeAdapter
+    from pyiceberg.catalog.rest import Endpoints, RestCatalog
+    from pyiceberg.catalog.rest.scan_planning import StorageCredential
+
+    if not isinstance(catalog, RestCatalog):
+        return None
+    response = catalog._session.get(catalog.url(
+        Endpoints.load_table, prefixed=True,
+        **catalog._split_identifier_for_path(identifier)))
+    if response.status_code == 404:
+        return None
+    response.raise_for_status()
+    answer = TypeAdapter(dict[str, Any]).validate_json(response.text)
+    location = TypeAdapter(str).validate_python(answer.get("metadata-location"))
+    metadata = TypeAdapter(dict[str, Any]).validate_python(answer.get("metadata"))
+    strings = TypeAdapter(dict[str, str])
+    credentials = catalog._resolve_storage_credentials(
+        TypeAdapter(list[StorageCredential]).validate_python(
+            answer.get("storage-credentials", [])), location)
+    properties = {**catalog.properties, **strings.validate_python(metadata.get("properties", {})),
+                  **strings.validate_python(answer.get("config", {})), **credentials}
+    return CatalogTable(catalog=name, identifier=".".join(identifier),
+                        metadata_location=location, io_properties=_fileio_properties(properties))
+
+
+def _unparsed(name: str, catalog: Any, identifier: tuple[str, ...]) -> CatalogTable | None:
+    """Table ``identifier`` as ``catalog`` locates it without pyiceberg parsing its metadata
+    file: a SQL catalog's stored location (:func:`_metastore_location`) or a REST catalog's
+    load-table answer (:func:`_rest_table`) (``None``: another kind of catalog, or no such
+    table)."""
+    location = _metastore_location(catalog, identifier)
+    if location is not None:
+        return CatalogTable(catalog=name, identifier=".".join(identifier),
+                            metadata_location=location,
+                            io_properties=_fileio_properties(catalog.properties))
+    try:
+        return _rest_table(name, catalog, identifier)
+    except Exception as exc:  # an HTTP error, or an answer of the wrong shape
+        raise _error(name, exc, f"cannot load table {'.'.join(identifier)}") from None
+
+
 def _located(name: str, catalog: Any, identifier: tuple[str, ...]) -> CatalogTable:
-    """Table ``identifier`` of ``catalog``. A SQL catalog's table whose metadata file pyiceberg
-    cannot take (it is missing or corrupt: puffin-cli's reader then says what is wrong with it,
-    where; or valid but beyond pyiceberg's model, such as a statistics blob type other than
-    the two it knows, which the spec allows) is still the table at the metadata location the
-    catalog stores, with the catalog's FileIO properties."""
+    """Table ``identifier`` of ``catalog``. A SQL or REST catalog's table whose metadata
+    pyiceberg cannot take (the file is missing or corrupt: puffin-cli's reader then says what is
+    wrong with it, where; or valid but beyond pyiceberg's model, such as a statistics blob type
+    other than the two it knows, which the spec allows, or a format 3 ``variant`` column) is
+    still the table at the metadata location the catalog gives (:func:`_unparsed`), with its
+    FileIO properties."""
     try:
         return _described(name, _table(name, catalog, identifier))
     except PuffinError as exc:
         if exc.code != "catalog.error":
             raise
-        location = _metastore_location(catalog, identifier)
-        if location is None:
+        found = _unparsed(name, catalog, identifier)
+        if found is None:
             raise
-    return CatalogTable(catalog=name, identifier=".".join(identifier),
-                        metadata_location=location,
-                        io_properties=_fileio_properties(catalog.properties))
+    return found
 
 
 def load_table(name: str, identifier: str) -> CatalogTable:
@@ -222,14 +268,15 @@ def catalog_tables(name: str, namespaces: Sequence[str] = ()) -> list[CatalogTab
     return sorted(found, key=lambda t: t.identifier)
 
 
-def _is_table(catalog: Any, identifier: tuple[str, ...]) -> bool:
-    """Whether ``identifier`` is a table of ``catalog``. A SQL catalog answers by loading the
-    table, so one whose metadata file pyiceberg cannot take is still a table (that fails
-    alone in a run, or is read by puffin-cli's reader), not a failed listing."""
+def _is_table(name: str, catalog: Any, identifier: tuple[str, ...]) -> bool:
+    """Whether ``identifier`` is a table of ``catalog``. A SQL catalog (and a REST one whose
+    server has no table-exists endpoint) answers by loading the table, so one whose metadata
+    pyiceberg cannot take is still a table (that fails alone in a run, or is read by
+    puffin-cli's reader), not a failed listing."""
     try:
         return bool(catalog.table_exists(identifier))
     except Exception:
-        if _metastore_location(catalog, identifier) is None:
+        if _unparsed(name, catalog, identifier) is None:
             raise
         return True
 
@@ -244,7 +291,7 @@ def table_names(name: str, names: Sequence[str]) -> list[str]:
     try:
         for text in names:
             parts = tuple(text.split("."))
-            if len(parts) >= 2 and all(parts) and _is_table(catalog, parts):
+            if len(parts) >= 2 and all(parts) and _is_table(name, catalog, parts):
                 tables.add(text)
             else:
                 roots.append(parts)
@@ -261,23 +308,28 @@ def table_names(name: str, names: Sequence[str]) -> list[str]:
 
 
 def check_commit(name: str, identifier: str) -> None:
-    """Refuse, before any work, a commit catalog ``name`` cannot write for table
-    ``identifier``. A catalog whose metadata files pyiceberg writes on this side (a
-    ``MetastoreCatalog``: SQL, Glue, Hive...; a REST server writes its own) commits by
-    serializing the new metadata with pyiceberg, which refuses some format versions
-    (pyiceberg 0.12: ``TableMetadataV3.model_dump_json`` raises ``NotImplementedError``,
-    "Writing V3 is not yet supported"); the table's current metadata is serialized the same
-    way here, so exactly what the commit would refuse is refused now."""
+    """Refuse, before any work, a commit catalog ``name`` cannot make for table
+    ``identifier``. pyiceberg sends every commit from the table it parsed, so a table whose
+    metadata it cannot parse (read by puffin-cli's reader: :func:`_located`) cannot take one.
+    A catalog whose metadata files pyiceberg writes on this side (a ``MetastoreCatalog``: SQL,
+    Glue, Hive...; a REST server writes its own) commits by serializing the new metadata with
+    pyiceberg, which refuses some format versions (pyiceberg 0.12:
+    ``TableMetadataV3.model_dump_json`` raises ``NotImplementedError``, "Writing V3 is not yet
+    supported"); the table's current metadata is serialized the same way here, so exactly what
+    the commit would refuse is refused now."""
     from pyiceberg.catalog import MetastoreCatalog
 
     catalog = load_catalog(name)
-    if not isinstance(catalog, MetastoreCatalog):
-        return
-    try:  # a table read at the location the catalog stores (:func:`_located`)
+    writes = isinstance(catalog, MetastoreCatalog)
+    try:
         table = catalog.load_table(_identifier(identifier))
     except Exception as exc:
-        raise _error(name, exc, f"cannot commit to {identifier}: pyiceberg writes this "
-                     "catalog's metadata and cannot read the table's") from None
+        who = ("pyiceberg writes this catalog's metadata" if writes
+               else "pyiceberg sends this catalog's commits")
+        raise _error(name, exc, f"cannot commit to {identifier}: {who} and cannot read the "
+                     "table's") from None
+    if not writes:
+        return
     try:
         table.metadata.model_dump_json()
     except NotImplementedError as exc:
