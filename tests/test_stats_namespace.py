@@ -248,15 +248,22 @@ def test_sql_catalog_tables_pyiceberg_cannot_parse(sql_catalog: Any,  # noqa: F8
     assert broken["error"]["message"].startswith(f"{corrupt}: table metadata is not valid JSON")
     [orders] = [t for t in doc["tables"] if t["table"] == "db.orders"]
     assert (orders["plan"]["mode"], orders["plan"]["rows"]) == ("full", 10)
+    assert refused_commit(tmp_path, warehouse, before) == (
+        "puffin: error: catalog test: cannot commit to db.orders: pyiceberg writes "
+        "this catalog's metadata and cannot read the table's: "
+        "2.statistics.0.blob-metadata.0.type: Input should be "
+        "'apache-datasketches-theta-v1' or 'deletion-vector-v1'\n")
+
+
+def refused_commit(tmp_path: Path, warehouse: Path, before: dict[str, str]) -> str:
+    """``stats compute --catalog test db.orders --commit``, refused before any work: exit 1,
+    no Spark, nothing on stdout, no statistics file, ``warehouse`` as ``before``; its stderr."""
     code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test",
                                             "db.orders", "--commit", cwd=tmp_path)
     assert (code, out, imported) == (1, "", False)
-    assert err == ("puffin: error: catalog test: cannot commit to db.orders: pyiceberg writes "
-                   "this catalog's metadata and cannot read the table's: "
-                   "2.statistics.0.blob-metadata.0.type: Input should be "
-                   "'apache-datasketches-theta-v1' or 'deletion-vector-v1'\n")
     assert tree_digest(warehouse) == before
     assert list(tmp_path.glob("*.stats")) == []
+    return err
 
 
 def rest_call(where: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -271,6 +278,27 @@ def rest_call(where: Any, path: str, body: dict[str, Any]) -> dict[str, Any]:
     return found
 
 
+def other_engines_statistics(table: Any, tmp_path: Path, sequence_number: int
+                             ) -> dict[str, Any]:
+    """Another engine's statistics file for ``table``'s current snapshot (one blob,
+    ``other-engine-bloom-v1`` of field 2), written in its metadata folder: the table
+    metadata's entry for it."""
+    snapshot = table.metadata.current_snapshot_id
+    (tmp_path / "bloom.bin").write_bytes(b"\x01bloom bits")
+    blob = {"type": "other-engine-bloom-v1", "fields": [2], "snapshot-id": snapshot,
+            "sequence-number": sequence_number}
+    (tmp_path / "spec.json").write_text(json.dumps({"blobs": [
+        {**blob, "payload": {"file": "bloom.bin"}}]}))
+    theirs = local_path(table.location()) / "metadata" / "other-engine.stats"
+    written = invoke("write", str(theirs), "--spec", str(tmp_path / "spec.json"))
+    assert written.exit_code == 0, written.output
+    inspected = json.loads(invoke("inspect", str(theirs), "--json").output)["files"][0]
+    return {"snapshot-id": snapshot, "statistics-path": theirs.as_uri(),
+            "file-size-in-bytes": inspected["file-size"],
+            "file-footer-size-in-bytes": inspected["footer"]["footer-size"],
+            "blob-metadata": [blob]}
+
+
 def test_rest_catalog_tables_pyiceberg_cannot_parse(rest_catalog: Any,  # noqa: F811
                                                     tmp_path: Path) -> None:
     """REST catalog tables whose load-table answer pyiceberg refuses (it parses the metadata
@@ -283,21 +311,9 @@ def test_rest_catalog_tables_pyiceberg_cannot_parse(rest_catalog: Any,  # noqa: 
     rest_catalog.create_table("db.orders", schema=orders_rows(0, 1).schema).append(
         orders_rows(0, 10))
     table = rest_catalog.load_table("db.orders")
-    snapshot = table.metadata.current_snapshot_id
-    (tmp_path / "bloom.bin").write_bytes(b"\x01bloom bits")
-    (tmp_path / "spec.json").write_text(json.dumps({"blobs": [
-        {"type": "other-engine-bloom-v1", "fields": [2], "payload": {"file": "bloom.bin"},
-         "snapshot-id": snapshot, "sequence-number": 1}]}))
-    theirs = local_path(table.location()) / "metadata" / "other-engine.stats"
-    assert invoke("write", str(theirs), "--spec", str(tmp_path / "spec.json")).exit_code == 0
-    footer = json.loads(invoke("inspect", str(theirs), "--json").output)["files"][0]
-    rest_call(rest_catalog, "namespaces/db/tables/orders", {"requirements": [], "updates": [{
-        "action": "set-statistics", "statistics": {
-            "snapshot-id": snapshot, "statistics-path": str(theirs),
-            "file-size-in-bytes": footer["file-size"],
-            "file-footer-size-in-bytes": footer["footer"]["footer-size"],
-            "blob-metadata": [{"type": "other-engine-bloom-v1", "snapshot-id": snapshot,
-                               "sequence-number": 1, "fields": [2]}]}}]})
+    statistics = other_engines_statistics(table, tmp_path, 1)
+    rest_call(rest_catalog, "namespaces/db/tables/orders", {"requirements": [], "updates": [
+        {"action": "set-statistics", "statistics": statistics}]})
     fields = [{"id": 1, "name": "id", "type": "long", "required": False},
               {"id": 2, "name": "payload", "type": "variant", "required": False}]
     rest_call(rest_catalog, "namespaces/db/tables", {
@@ -314,9 +330,9 @@ def test_rest_catalog_tables_pyiceberg_cannot_parse(rest_catalog: Any,  # noqa: 
     assert checked.exit_code == 0, checked.output
     [doc] = json.loads(checked.stdout)["tables"]
     assert (doc["format-version"], doc["findings"]) == (2, [])
-    [statistics] = doc["snapshots"][0]["statistics"]
-    assert (statistics["path"], [b["type"] for b in statistics["blobs"]]) == \
-        (str(theirs), ["other-engine-bloom-v1"])
+    [shown] = doc["snapshots"][0]["statistics"]
+    assert (shown["path"], [b["type"] for b in shown["blobs"]]) == \
+        (statistics["statistics-path"], ["other-engine-bloom-v1"])
     checked = invoke("table", "--catalog", "test", "db.shapes", "--json")
     assert checked.exit_code == 0, checked.output
     assert json.loads(checked.stdout)["tables"][0]["format-version"] == 3
@@ -331,15 +347,11 @@ def test_rest_catalog_tables_pyiceberg_cannot_parse(rest_catalog: Any,  # noqa: 
     assert (code, err, imported) == (0, "", False)
     assert statuses(json.loads(out)) == {"db.events": "planned", "db.orders": "planned",
                                          "db.shapes": "empty"}
-    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test",
-                                            "db.orders", "--commit", cwd=tmp_path)
-    assert (code, out, imported) == (1, "", False)
-    assert err == ("puffin: error: catalog test: cannot commit to db.orders: pyiceberg sends "
-                   "this catalog's commits and cannot read the table's: "
-                   "metadata.2.statistics.0.blob-metadata.0.type: Input should be "
-                   "'apache-datasketches-theta-v1' or 'deletion-vector-v1'\n")
-    assert tree_digest(warehouse) == before
-    assert list(tmp_path.glob("*.stats")) == []
+    assert refused_commit(tmp_path, warehouse, before) == (
+        "puffin: error: catalog test: cannot commit to db.orders: pyiceberg sends this "
+        "catalog's commits and cannot read the table's: "
+        "metadata.2.statistics.0.blob-metadata.0.type: Input should be "
+        "'apache-datasketches-theta-v1' or 'deletion-vector-v1'\n")
 
 
 def test_another_engines_blob_of_a_recomputed_column_is_kept(
@@ -350,23 +362,8 @@ def test_another_engines_blob_of_a_recomputed_column_is_kept(
     from puffin_cli.format.reader import PuffinReader
 
     table = sql_catalog.load_table("db.events")
-    snapshot = table.metadata.current_snapshot_id
-    (tmp_path / "bloom.bin").write_bytes(b"\x01bloom bits")
-    (tmp_path / "spec.json").write_text(json.dumps({"blobs": [
-        {"type": "other-engine-bloom-v1", "fields": [2], "payload": {"file": "bloom.bin"},
-         "snapshot-id": snapshot, "sequence-number": 2}]}))
-    theirs = local_path(table.location()) / "metadata" / "other-engine.stats"
-    written = invoke("write", str(theirs), "--spec", str(tmp_path / "spec.json"))
-    assert written.exit_code == 0, written.output
-    inspected = json.loads(invoke("inspect", str(theirs), "--json").output)["files"][0]
-    size, footer = inspected["file-size"], inspected["footer"]["footer-size"]
     document = json.loads(local_path(table.metadata_location).read_text())
-    document["statistics"] = [{
-        "snapshot-id": snapshot, "statistics-path": theirs.as_uri(), "file-size-in-bytes": size,
-        "file-footer-size-in-bytes": footer,
-        "blob-metadata": [{"type": "other-engine-bloom-v1", "snapshot-id": snapshot,
-                           "sequence-number": 2,
-                           "fields": [2]}]}]
+    document["statistics"] = [other_engines_statistics(table, tmp_path, 2)]
     swap_metadata(sql_catalog, "db.events", json.dumps(document))
     out = tmp_path / "out.stats"
     outcome = invoke("stats", "compute", "--catalog", "test", "db.events", "--columns", "city",
