@@ -27,6 +27,7 @@ from puffin_cli.cli.options import (
 if TYPE_CHECKING:
     from puffin_cli.analysis.stats.batch import StatsBatchResult, TableOutcome, TableTarget
     from puffin_cli.analysis.table.loading import Table
+    from puffin_cli.storage import FileInfo
 
 
 @click.group("stats", cls=Group, short_help="Table statistics computed with Apache Spark.")
@@ -175,7 +176,10 @@ def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
     if snapshot_id is not None:
         raise click.UsageError("--snapshot names a snapshot of one table")
     run = _targets(catalog, targets, relocate)
-    if output is not None and not dry_run and not _is_directory(output):
+    from puffin_cli.storage import default_io
+
+    if output is not None and not dry_run and not _is_directory(
+            output, default_io().stat(output)):
         raise click.BadParameter("with several tables, PATH is an existing directory (in an "
                                  "object store: a prefix ending in /)", param_hint="-o")
     with ProgressDisplay(not quiet) as display:
@@ -211,11 +215,14 @@ def _outcome_line(outcome: TableOutcome) -> str:
     return outcome_line(outcome)
 
 
-def _file_in(directory: str, label: str, snapshot_id: int) -> str:
+def _file_in(directory: str, label: str | None, snapshot_id: int) -> str:
+    """The statistics file of ``snapshot_id`` in ``directory``, named after the table
+    (``label``) when a run writes several."""
     from puffin_cli.analysis.stats.steps import statistics_file_name
     from puffin_cli.storage import join
 
-    return join(directory, f"{label}-{statistics_file_name(snapshot_id)}")
+    name = statistics_file_name(snapshot_id)
+    return join(directory, name if label is None else f"{label}-{name}")
 
 
 def _plan(run: list[TableTarget], catalog: str | None, *, columns: list[str] | None,
@@ -256,11 +263,12 @@ def _compute_one(ctx: click.Context, table: str, *, columns: list[str] | None,
 
     where: str | Callable[[int], str] | None = output
     if output is None and not commit:  # not in the table: no engine would see it there
-        where = partial(_file_in_dir, os.getcwd())
+        where = partial(_file_in, os.getcwd(), None)
     elif output is not None:  # known before any work: a run never ends unable to write
-        if _is_directory(output):
-            where = partial(_file_in_dir, output)
-        elif default_io().stat(output) is not None:
+        found = default_io().stat(output)
+        if _is_directory(output, found):
+            where = partial(_file_in, output, None)
+        elif found is not None:
             raise click.BadParameter(f"{output} exists; the statistics file is created, "
                                      "never overwritten: name a new file or a directory",
                                      param_hint="-o")
@@ -286,19 +294,12 @@ def _compute_one(ctx: click.Context, table: str, *, columns: list[str] | None,
         emit(ctx, result, stats_view)
 
 
-def _is_directory(output: str) -> bool:
-    """Whether -o names a directory: an existing one, or in an object store a prefix ending
-    in ``/`` (it has no folders to make first; before, the slash was dropped and the file
-    written as an object named like the prefix)."""
-    from puffin_cli.storage import default_io, is_remote
+def _is_directory(output: str, found: FileInfo | None) -> bool:
+    """Whether -o names a directory (``found``: what the storage layer stats there): an
+    existing one, or in an object store a prefix ending in ``/`` (it has no folders to make
+    first; before, the slash was dropped and the file written as an object named like the
+    prefix)."""
+    from puffin_cli.storage import is_remote
 
-    found = default_io().stat(output)
     return (found is not None and found.kind == "dir") or (
         is_remote(output) and output.endswith("/"))
-
-
-def _file_in_dir(directory: str, snapshot_id: int) -> str:
-    from puffin_cli.analysis.stats.steps import statistics_file_name
-    from puffin_cli.storage import join
-
-    return join(directory, statistics_file_name(snapshot_id))
