@@ -25,6 +25,7 @@ from puffin_cli.analysis.stats.result import StatsResult
 from puffin_cli.analysis.stats.task_groups import (
     TASK_PLANNING_PROPERTY,
     TaskPlanning,
+    plan_task_groups,
     split_planning,
 )
 from puffin_cli.analysis.table.loading import Table
@@ -153,7 +154,8 @@ def test_sketches_in_process_equal_icebergs(stats_tables: Path, tmp_path: Path) 
     table = copy_table(stats_tables, "wide_v2", tmp_path)
     _, iceberg = iceberg_statistics(table)
     plan = steps.plan_statistics(Table.load(table, fileio=FileIO()), None, None)
-    sketches = steps.sketch_in_process(plan, 200)  # local[2]: max(2, 200 shuffle partitions)
+    # local[2]: max(2, 200 shuffle partitions)
+    sketches = steps.sketch_groups(plan, plan_task_groups(plan, 200))
     written = steps.write_statistics(
         plan, sketches, planning=TaskPlanning(split_planning(plan), 200))
     ours = read_blobs(written.path)

@@ -20,6 +20,7 @@ from puffin_cli.analysis.stats.task_groups import (
     TASK_PLANNING_PROPERTY,
     SplitPlanning,
     TaskPlanning,
+    plan_task_groups,
     split_planning,
 )
 from puffin_cli.analysis.table.loading import Table
@@ -123,8 +124,8 @@ def test_a_base_whose_recorded_planning_cannot_be_read_means_full(
     plan = steps.plan_statistics(table, None, None)
     planning = TaskPlanning(split_planning(plan), 200)
     for recorded, mode in ((planning, "incremental"), (Unreadable(planning.split, 200), "full")):
-        written = steps.write_statistics(plan, steps.sketch_in_process(plan, 200),
-                                         planning=recorded)
+        sketches = steps.sketch_groups(plan, plan_task_groups(plan, 200))
+        written = steps.write_statistics(plan, sketches, planning=recorded)
         steps.commit_statistics(plan, written)
         sql_catalog.load_table("db.sk").append(rows(2 * ROWS))  # appended: nothing fresh
         decision = decide_refresh(load(), None, None, parallelism=200)

@@ -5,7 +5,7 @@
    This is all a dry run needs.
 2. sketching: one task per task group (:mod:`.sketch_task`), the partial sketches unioned per
    column (:func:`union_results`, what Iceberg's final aggregate does): on Spark
-   (:mod:`puffin_cli.spark.stats`) or in this process (:func:`sketch_in_process`).
+   (:mod:`puffin_cli.spark.stats`) or in this process (:func:`sketch_groups`).
 3. :func:`write_statistics`: the Puffin file, one zstd theta blob per column with its ``ndv``,
    then the blobs of the snapshot's registered file that no column computed now replaces
    (:mod:`.kept`, copied as stored);
@@ -106,16 +106,6 @@ def union_results(plan: StatsPlan, results: Iterable[TaskResult | TaskFailure]) 
             union.add(sketch)
         rows += result.rows
     return Sketches(tuple(u.result() for u in unions), rows)
-
-
-def sketch_in_process(plan: StatsPlan, parallelism: int, *,
-                      uuid_as_string: bool = True) -> Sketches:
-    """The sketching step without Spark: the same task groups (planned for ``parallelism``,
-    as Spark's scan would) run one after another here, so the sketches are Spark's."""
-    from puffin_cli.analysis.stats.task_groups import plan_task_groups
-
-    return sketch_groups(plan, plan_task_groups(plan, parallelism),
-                         uuid_as_string=uuid_as_string)
 
 
 def sketch_groups(plan: StatsPlan, groups: Sequence[TaskGroup], *,
