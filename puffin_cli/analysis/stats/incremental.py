@@ -48,6 +48,7 @@ from puffin_cli.analysis.stats.task_groups import (
     split_planning,
 )
 from puffin_cli.analysis.table.live import LiveFiles
+from puffin_cli.analysis.table.statistics import StatisticsView
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.spec import CREATED_BY, THETA_BLOB_TYPE
 from puffin_cli.format.text import plural
@@ -133,10 +134,6 @@ class _Blobs:
     planning: dict[str, Recorded] = field(default_factory=dict)  # file -> its recorded inputs
 
 
-def _statistics_entries(table: Table, snapshot_id: int) -> list[StatisticsEntry]:
-    return [e for e in table.metadata.statistics if e.snapshot_id == snapshot_id]
-
-
 def reusable_blobs(table: Table, snapshot: Snapshot, columns: Sequence[Column],
                    uuid_hash: str, *, trusted_writer: bool) -> _Blobs:
     """The theta blobs of ``snapshot``'s statistics files that a refresh can reuse for
@@ -145,7 +142,7 @@ def reusable_blobs(table: Table, snapshot: Snapshot, columns: Sequence[Column],
     problems: dict[int, str] = {}
     planning: dict[str, Recorded] = {}
     wanted = {c.field_id: c for c in columns}
-    for entry in _statistics_entries(table, snapshot.snapshot_id):
+    for entry in StatisticsView(table).registered(snapshot.snapshot_id):
         listed: dict[int, bool] = {}
         for blob in entry.blobs:
             for fid in blob.fields:
@@ -324,11 +321,12 @@ def decide_refresh(table: Table, snapshot_id: int | None, columns: Sequence[str]
     reasons.update(fresh.problems)
     new_groups: dict[int, tuple[TaskGroup, ...]] = {}
     target_types = _field_types(table, target.snapshot_id)
+    view = StatisticsView(table)
     for base in islice(table.ancestors(target), 1, None):
         pending = [c for c in plan.columns if c.field_id not in decided]
         if not pending:
             break
-        if not _statistics_entries(table, base.snapshot_id):
+        if not view.registered(base.snapshot_id):
             continue
         blobs = reusable_blobs(table, base, pending, uuid_hash, trusted_writer=True)
         for fid, why in blobs.problems.items():

@@ -35,7 +35,6 @@ table.orphan                  info      a Puffin file under the table nobody ref
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,16 +47,11 @@ from puffin_cli.analysis.table.manifests import ContentFile
 from puffin_cli.analysis.table.metadata import (
     METADATA_DIR,
     PartitionStatisticsEntry,
-    Snapshot,
     StatisticsEntry,
 )
 from puffin_cli.analysis.table.orphans import find_orphans
-from puffin_cli.analysis.table.report import (
-    DeletionVector,
-    StatisticsBlob,
-    StatisticsChoice,
-    StatisticsFile,
-)
+from puffin_cli.analysis.table.report import DeletionVector, StatisticsFile
+from puffin_cli.analysis.table.statistics import StatisticsView
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.facts import (
     ABOUT_DV,
@@ -86,13 +80,11 @@ from puffin_cli.format.facts import (
 )
 from puffin_cli.format.findings import Finding, Severity, finding
 from puffin_cli.format.metadata import BlobMetadata
-from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import (
     DEFAULT_MAX_BLOB_SIZE,
     DV_BLOB_TYPE,
     MAGIC,
-    NDV_PROPERTY,
     REFERENCED_DATA_FILE_PROPERTY,
 )
 from puffin_cli.storage import FileInfo, join
@@ -113,7 +105,8 @@ class _PuffinFile:
 
 class TableChecks:
     """The cross-checks of one table, each Puffin file opened (and validated) once; findings
-    accumulate in :attr:`findings`."""
+    accumulate in :attr:`findings`. Which statistics files apply to a snapshot is
+    :attr:`view`'s (no side effects); the checks are these."""
 
     def __init__(self, table: Table, validate: bool,
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> None:
@@ -129,7 +122,7 @@ class TableChecks:
         self.validated: set[str] = set()
         self.referenced: set[str] = set()
         self.dvs: dict[tuple[Any, ...], DeletionVector] = {}
-        self.by_snapshot: defaultdict[int, list[StatisticsEntry]] | None = None
+        self.view = StatisticsView(table)
 
     def add(self, code: str, facts: Facts, severity: Severity = Severity.ERROR,
             offset: int | None = None, blob_index: int | None = None) -> None:
@@ -210,26 +203,12 @@ class TableChecks:
 
     def statistics_files(self, snapshot_id: int) -> tuple[StatisticsFile, ...]:
         """The statistics files registered for the snapshot, checked."""
-        if self.by_snapshot is None:
-            self.by_snapshot = defaultdict(list)
-            for entry in self.metadata.statistics:
-                self.by_snapshot[entry.snapshot_id].append(entry)
-        return tuple(self.statistics_file(e) for e in self.by_snapshot.get(snapshot_id, ()))
+        return tuple(self.statistics_file(e) for e in self.view.registered(snapshot_id))
 
     def statistics_file(self, entry: StatisticsEntry) -> StatisticsFile:
-        # The schema the snapshot was written with: a column renamed later keeps its field ID,
-        # and shows the name it had when the statistics were computed.
-        schema_id = self.metadata.schema_for(entry.snapshot_id)[0]
-        names = self.table.field_names(entry.snapshot_id)
-        blobs = tuple(
-            StatisticsBlob(
-                type=b.type, fields=b.fields, columns=tuple(names.name(f) for f in b.fields),
-                snapshot_id=b.snapshot_id, sequence_number=b.sequence_number,
-                ndv=_ndv(b.properties), properties=b.properties)
-            for b in entry.blobs)
-        self.check_statistics(entry, names)
-        return StatisticsFile(entry.snapshot_id, entry.path, entry.file_size, entry.footer_size,
-                              schema_id, blobs)
+        """The entry as the view describes it, checked."""
+        self.check_statistics(entry, self.table.field_names(entry.snapshot_id))
+        return self.view.describe(entry)
 
     def check_statistics(self, entry: StatisticsEntry, names: FieldNames) -> None:
         def facts(detail: Detail) -> Facts:
@@ -301,15 +280,6 @@ class TableChecks:
                     PARTITION_STATISTICS))
             out.append(entry)
         return tuple(out)
-
-    def statistics_choice(self, snapshot: Snapshot) -> StatisticsChoice:
-        by_snapshot = {e.snapshot_id: e.path for e in self.metadata.statistics}
-        spark = by_snapshot.get(snapshot.snapshot_id)
-        for ancestor in self.table.ancestors(snapshot):
-            if ancestor.snapshot_id in by_snapshot:
-                return StatisticsChoice(spark, by_snapshot[ancestor.snapshot_id],
-                                        ancestor.snapshot_id)
-        return StatisticsChoice(spark, None, None)
 
     # deletion vectors ----------------------------------------------------------------------
 
@@ -462,7 +432,3 @@ class TableChecks:
                 Severity.INFO)
         return tuple(info.location for info in found)
 
-
-def _ndv(properties: dict[str, str]) -> int | None:
-    value = properties.get(NDV_PROPERTY)
-    return None if value is None else decimal_int(value)

@@ -58,7 +58,8 @@ class DeletionVector:
 @dataclass(frozen=True)
 class StatisticsChoice:
     """Which statistics file readers use for a snapshot: Spark only one registered for exactly
-    that snapshot; Trino the nearest ancestor's (the snapshot itself included)."""
+    that snapshot; Trino the nearest ancestor's (the snapshot itself included). Made by
+    :meth:`.statistics.StatisticsView.choice`."""
 
     spark: str | None
     trino: str | None
