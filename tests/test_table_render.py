@@ -13,6 +13,7 @@ import pytest
 from rich.cells import cell_len
 from rich.console import Console
 
+from puffin_cli.analysis.table.partitions import PartitionTuple
 from puffin_cli.analysis.table.report import (
     DeletionVector,
     SnapshotView,
@@ -41,7 +42,8 @@ ORPHAN = "metadata/" + "/".join("q" * 60 for _ in range(4)) + "/orphan.stats"
 def _dv(data_file: str, offset: int, length: int, rows: int) -> DeletionVector:
     return DeletionVector(data_file=data_file, path=f"{LOCATION}/{PUFFIN}", offset=offset,
                           length=length, record_count=rows, cardinality=rows,
-                          container="puffin", spec_id=0, partition={}, sequence_number=2)
+                          container="puffin", spec_id=0, partition=PartitionTuple(0, ()),
+                          sequence_number=2)
 
 
 def _blob(field: int, column: str, ndv: int) -> StatisticsBlob:

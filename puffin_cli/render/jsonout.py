@@ -1,7 +1,9 @@
 """The JSON serialization of result dataclasses: the documented machine output.
 
 Field names become kebab-case keys (``snapshot_id`` -> ``snapshot-id``), enums their value,
-bytes lowercase hex, tuples lists. Field order is the dataclass's, so output is stable.
+bytes lowercase hex, tuples lists; a partition tuple (analysis/table/partitions.py) its field
+names to values in the table spec's JSON single-value serialization. Field order is the
+dataclass's, so output is stable.
 
 Every document a command writes is an object that starts with ``schema-version`` and
 ``command`` (docs/json.md); :func:`document` builds it around a command's result.
@@ -39,6 +41,7 @@ SCHEMA_VERSIONS = {
     "scan": 1,
 }
 
+_PARTITION_TUPLE = ("puffin_cli.analysis.table.partitions", "PartitionTuple")
 # type -> the function that makes its values JSON-able, built once per type.
 _CONVERTERS: dict[type, Callable[[Any], Any]] = {}
 # Values that are JSON as they are (checked inline: most values of a document are these).
@@ -64,6 +67,10 @@ def _converter(kind: type) -> Callable[[Any], Any]:
 
     if kind is Finding:
         return _finding
+    # A partition tuple: field name -> value, the spec's JSON single-value form. Known by
+    # name, not imported: the metadata-only path imports no table module.
+    if (kind.__module__, kind.__qualname__) == _PARTITION_TUPLE:
+        return lambda value: value.to_json()
     if dataclasses.is_dataclass(kind):
         fields = [(f.name, f.name.replace("_", "-")) for f in dataclasses.fields(kind)]
 

@@ -50,6 +50,7 @@ from puffin_cli.analysis.table.metadata import (
     StatisticsEntry,
 )
 from puffin_cli.analysis.table.orphans import find_orphans
+from puffin_cli.analysis.table.partitions import partition_tuple
 from puffin_cli.analysis.table.report import DeletionVector, StatisticsFile
 from puffin_cli.analysis.table.statistics import StatisticsView
 from puffin_cli.errors import PuffinError
@@ -317,7 +318,8 @@ class TableChecks:
             length=entry.content_size, record_count=entry.record_count,
             cardinality=None if decoded is None else decoded.cardinality,
             container="missing" if decoded is None else decoded.container,
-            spec_id=entry.spec_id, partition=entry.partition,
+            spec_id=entry.spec_id,
+            partition=partition_tuple(self.metadata, entry.spec_id, entry.partition),
             sequence_number=entry.sequence_number)
 
     def check_blob(self, facts: Callable[[Detail], Facts], entry: ContentFile,
@@ -411,8 +413,9 @@ class TableChecks:
                 "sequence_number", "data-file", entry.sequence_number, data.sequence_number)))
         if entry.spec_id != data.spec_id or entry.partition != data.partition:
             self.add("table.dv.partition", facts(Mismatch(
-                "partition", "data-file", (entry.spec_id, entry.partition),
-                (data.spec_id, data.partition))))
+                "partition", "data-file",
+                (entry.spec_id, partition_tuple(self.metadata, entry.spec_id, entry.partition)),
+                (data.spec_id, partition_tuple(self.metadata, data.spec_id, data.partition)))))
 
     # one snapshot --------------------------------------------------------------------------
 

@@ -6,11 +6,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from puffin_cli.analysis.table.metadata import (
     PartitionStatisticsEntry,
 )
+from puffin_cli.analysis.table.partitions import PartitionTuple
 from puffin_cli.format.findings import Finding
 
 
@@ -51,7 +51,7 @@ class DeletionVector:
     cardinality: int | None
     container: str
     spec_id: int
-    partition: dict[str, Any]
+    partition: PartitionTuple
     sequence_number: int
 
 
