@@ -11,6 +11,11 @@ STAMP := $(VENV)/.installed-stamp
 BYTECODE := $(PY) -m compileall -q puffin_cli
 # Azurite (the Azure Storage emulator, npm) for the Azure tests, project-local
 AZURITE := .npm-tools/node_modules/.bin/azurite-blob
+# uPlot (npm), the charting library `table --html` inlines: the package ships a vendored copy
+# (puffin_cli/render/assets/), which tests/test_table_html.py checks against npm's
+UPLOT := .npm-tools/node_modules/uplot/dist/uPlot.iife.min.js
+# Chromium (Debian's package): the tests load `table --html` pages in it, headless
+CHROMIUM := /usr/bin/chromium
 
 .PHONY: setup test demo samples bench lint clean
 
@@ -24,13 +29,19 @@ $(STAMP): pyproject.toml
 $(AZURITE):
 	npm install --prefix .npm-tools --no-audit --no-fund --loglevel=error azurite@3.35.0
 
-setup: $(STAMP) $(AZURITE)
+$(UPLOT):
+	npm install --prefix .npm-tools --no-audit --no-fund --loglevel=error uplot@1.6.32
+
+$(CHROMIUM):
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+
+setup: $(STAMP) $(AZURITE) $(UPLOT) $(CHROMIUM)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check puffin_cli tests benchmarks samples
 	$(VENV)/bin/mypy
 
-test: lint $(AZURITE)
+test: lint $(AZURITE) $(UPLOT) $(CHROMIUM)
 	$(BYTECODE)
 	$(PY) -m pytest -q
 

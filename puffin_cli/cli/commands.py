@@ -15,6 +15,7 @@ SUMMARIES = {
     "table": "Show and cross-check the Puffin files of Iceberg tables.",
     "repair": "Repair what `puffin table` finds, in one commit.",
     "write": "Write a Puffin file: Theta sketches, deletion vectors, raw blobs.",
+    "diff": "What two Puffin files say differently, blob by blob.",
     "stats": "Table statistics computed with Apache Spark.",
     "scan": "Validate every Puffin file of a warehouse, in parallel on Spark.",
 }
@@ -46,6 +47,10 @@ def command(name: str) -> click.Command | None:
         from puffin_cli.cli.write import write
 
         return write
+    if name == "diff":
+        from puffin_cli.cli.diff import diff
+
+        return diff
     if name == "stats":
         from puffin_cli.cli.stats import stats
 

@@ -11,6 +11,7 @@ from puffin_cli.cli.grammar import Command, emit
 from puffin_cli.cli.options import (
     DecimalInt,
     catalog_option,
+    force_option,
     github_option,
     io_option,
     json_option,
@@ -20,6 +21,7 @@ from puffin_cli.cli.options import (
     snapshot_option,
     strict_option,
 )
+from puffin_cli.format.text import plural
 
 
 @click.command("table", cls=Command)
@@ -40,6 +42,11 @@ from puffin_cli.cli.options import (
 @click.option("--jsonl", "as_jsonl", is_flag=True,
               help="Stream JSON lines as the snapshots are read: a record per table, "
                    "snapshot, deletion vector change and finding (docs/table.md).")
+@click.option("--html", "html_file", default=None, metavar="FILE",
+              help="Also write the snapshots as one self-contained HTML page of charts "
+                   "(rows, files, deletes, NDV per column, statistics freshness, findings) "
+                   "to FILE, a path or an object; nothing in it is fetched when opened.")
+@force_option
 @github_option
 @quiet_option
 @max_blob_size_option
@@ -47,8 +54,9 @@ from puffin_cli.cli.options import (
 @click.pass_context
 def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots: bool,
           relocate: list[tuple[str, str]], catalog: str | None, no_validate: bool,
-          limit: int | None, strict: bool, as_json: bool, as_jsonl: bool, github: bool,
-          quiet: bool, max_blob_size: int) -> None:
+          limit: int | None, strict: bool, as_json: bool, as_jsonl: bool,
+          html_file: str | None, force: bool, github: bool, quiet: bool,
+          max_blob_size: int) -> None:
     """Show and cross-check the Puffin files of Iceberg tables.
 
     PATH is a table directory, a *.metadata.json file, or a warehouse directory (every table
@@ -69,6 +77,7 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
       puffin table --relocate s3://bucket/warehouse=/data/warehouse /data/warehouse/db/orders
       puffin table --catalog prod sales.orders
       puffin table --strict --github warehouse
+      puffin table --all-snapshots --html report.html warehouse/db/orders
     """
     from puffin_cli.analysis.table.walk import TableWalk, analyze_path, load_tables
     from puffin_cli.render.progress import ProgressDisplay
@@ -78,6 +87,8 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
         raise click.UsageError("--snapshot and --all-snapshots exclude each other")
     chosen = [name for name, on in (("--json", as_json), ("--jsonl", as_jsonl),
                                     ("--github", github)) if on]
+    if html_file is not None and as_jsonl:
+        chosen.append("--html")
     if len(chosen) > 1:
         raise click.UsageError(f"{' and '.join(chosen)} exclude each other")
     if limit is None and all_snapshots:
@@ -99,9 +110,19 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
                                   progress=display.advance, catalog=catalog, fileio=fileio,
                                   max_blob_size=max_blob_size)
             failed = report.failed(strict)
+    if html_file is not None:
+        from puffin_cli.render.html import render_page
+
+        page = render_page(report).encode("utf-8")
+        with fileio.new_output(html_file).create(overwrite=force) as out:
+            out.write(page)
+        if not as_json and not quiet:
+            snapshots = sum(len(t.snapshots) for t in report.tables)
+            click.echo(f"wrote {html_file}: {len(page):,} bytes, {plural(snapshots, 'snapshot')}"
+                       f" of {plural(len(report.tables), 'table')}")
     if as_json and not as_jsonl:
         emit(ctx, report)
-    elif not as_jsonl and not quiet:
+    elif not as_jsonl and not quiet and html_file is None:
         from puffin_cli.render import table as views
 
         emit(ctx, report, views.github if github else views.render_human)

@@ -37,6 +37,7 @@ SCHEMA_VERSIONS = {
     "table": 2,
     "repair": 1,
     "write": 1,
+    "diff": 1,
     "stats compute": 1,
     "scan": 1,
 }

@@ -59,11 +59,13 @@ CASES: dict[str, list[str]] = {
     "table-all-snapshots": ["table", "--json", "--all-snapshots", "{table}"],
     "table-statistics": ["table", "--json", "--all-snapshots", "{stats_table}"],
     "scan-in-process": ["scan", "--json", "{repo}/samples"],
+    "diff-codecs": ["diff", "--json", "{samples}/public/sample-metric-data-uncompressed.bin",
+                    "{samples}/public/sample-metric-data-compressed-zstd.bin"],
     "repair-plan": ["repair", "--json", "{broken_stats_table}"],
     "repair-apply": ["repair", "--json", "--apply", "{broken_stats_table}"],
 }
 # Exit status of each case when it is not 0.
-EXIT_CODES = {"validate-java-profile": 1, "repair-plan": 1}
+EXIT_CODES = {"validate-java-profile": 1, "repair-plan": 1, "diff-codecs": 1}
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # Keys whose values change from run to run.

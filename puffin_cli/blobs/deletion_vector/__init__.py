@@ -13,7 +13,7 @@ This module re-exports the public surface; the blob handler registered for the t
 
 from __future__ import annotations
 
-from puffin_cli.blobs.deletion_vector.codec import decode_deletion_vector
+from puffin_cli.blobs.deletion_vector.codec import decode_deletion_vector, vector_of
 from puffin_cli.blobs.deletion_vector.containers import (
     count_ranges,
     iter_position_chunks,
@@ -64,5 +64,6 @@ __all__ = [
     "iter_ranges",
     "parse_position_spec",
     "summarize_deletion_vector",
+    "vector_of",
     "write_positions_text",
 ]

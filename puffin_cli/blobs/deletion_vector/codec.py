@@ -453,6 +453,18 @@ def raise_first_error(findings: list[Finding]) -> None:
             raise PuffinError(f.message, code=f.code, offset=f.offset)
 
 
+def vector_of(bitmap: Any) -> DeletionVector:
+    """A :class:`DeletionVector` over an in-memory ``pyroaring.BitMap64`` (its portable
+    serialization walked), for the ranges and counts of :mod:`.containers`; its envelope
+    fields (length prefix, CRC) are 0: it was never a blob."""
+    source = bitmap.serialize()
+    walk = Walk(source, 0)
+    layouts = walk_vector(walk, 0, len(source))
+    raise_first_error(walk.findings)
+    assert layouts is not None
+    return DeletionVector(bitmap, layouts, source, 0, 0)
+
+
 def decode_deletion_vector(data: bytes, base_offset: int = 0) -> DeletionVector:
     """Decode a ``deletion-vector-v1`` blob; ``base_offset`` is the blob's offset in the file.
 

@@ -12,7 +12,7 @@ import struct
 import zlib
 from typing import Any
 
-from puffin_cli.blobs.deletion_vector.codec import Walk, raise_first_error, walk_vector
+from puffin_cli.blobs.deletion_vector.codec import vector_of
 from puffin_cli.blobs.deletion_vector.containers import (
     container_run_count,
     container_runs,
@@ -98,12 +98,9 @@ def encode_vector(bitmap: Any) -> bytes:
     if len(bitmap) and bitmap.max() > MAX_POSITION:
         raise PuffinError(f"position {bitmap.max()} is above 2^63-1: deletion vector positions "
                           "are non-negative 64-bit", code="dv.top-bit")
-    source = bitmap.serialize()
-    walk = Walk(source, 0)
-    layouts = walk_vector(walk, 0, len(source))
-    raise_first_error(walk.findings)
-    assert layouts is not None
-    by_key = {b.key: b for b in layouts if b.cardinality}
+    vector = vector_of(bitmap)
+    source = vector.buffer
+    by_key = {b.key: b for b in vector.bitmaps if b.cardinality}
     top = max(by_key, default=-1)
     keys = range(top + 1) if top < DENSE_KEY_LIMIT else sorted(by_key)
     parts = [struct.pack("<Q", len(keys))]
