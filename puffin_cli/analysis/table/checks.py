@@ -52,6 +52,7 @@ from puffin_cli.analysis.table.metadata import (
 from puffin_cli.analysis.table.orphans import find_orphans
 from puffin_cli.analysis.table.report import DeletionVector, StatisticsFile
 from puffin_cli.analysis.table.statistics import StatisticsView
+from puffin_cli.blobs.deletion_vector import decode_deletion_vector
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.facts import (
     ABOUT_DV,
@@ -413,6 +414,37 @@ class TableChecks:
             self.add("table.dv.partition", facts(Mismatch(
                 "partition", "data-file", (entry.spec_id, entry.partition),
                 (data.spec_id, data.partition))))
+
+    def deleted_rows(self, dvs: tuple[DeletionVector, ...]) -> int:
+        """The rows the live DVs of one data file delete: one DV's ``record_count``; for
+        several (``table.dv.duplicate``), the size of the union of their positions, as
+        pyiceberg applies them (Iceberg Java refuses to plan the scan), with the
+        ``record_count`` of any that cannot be decoded added."""
+        if len(dvs) == 1:
+            return dvs[0].record_count
+        from pyroaring import BitMap64
+
+        union, unread = BitMap64(), 0
+        for dv in dvs:
+            positions = self.positions(dv)
+            if positions is None:
+                unread += dv.record_count
+            else:
+                union |= positions
+        return len(union) + unread
+
+    def positions(self, dv: DeletionVector) -> Any:
+        """The positions (``pyroaring.BitMap64``) of an Iceberg DV (in a Puffin file or bare)
+        that decodes within the blob size limit, else ``None``."""
+        if dv.container not in (dv_containers.PUFFIN, dv_containers.BARE_DV) or \
+                dv.offset is None or dv.length is None or dv.length > self.max_blob_size:
+            return None
+        with self.fileio.new_input(self.mapper.resolve(dv.path)) as source:
+            data = source.read(dv.offset, dv.length)
+        try:
+            return decode_deletion_vector(data, dv.offset).bitmap
+        except PuffinError:
+            return None
 
     # one snapshot --------------------------------------------------------------------------
 
