@@ -47,11 +47,12 @@ from puffin_cli.analysis.table.manifests import ContentFile
 from puffin_cli.analysis.table.metadata import (
     METADATA_DIR,
     PartitionStatisticsEntry,
+    Snapshot,
     StatisticsEntry,
 )
 from puffin_cli.analysis.table.orphans import find_orphans
-from puffin_cli.analysis.table.report import DeletionVector, StatisticsFile
-from puffin_cli.analysis.table.statistics import StatisticsView
+from puffin_cli.analysis.table.report import DeletionVector, StatisticsChoice, StatisticsFile
+from puffin_cli.analysis.table.statistics import ENGINES, StatisticsView
 from puffin_cli.blobs.deletion_vector import decode_deletion_vector
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.facts import (
@@ -124,6 +125,7 @@ class TableChecks:
         self.referenced: set[str] = set()
         self.dvs: dict[tuple[Any, ...], DeletionVector] = {}
         self.view = StatisticsView(table)
+        self.statistics_checked: set[int] = set()  # id() of the entries checked
 
     def add(self, code: str, facts: Facts, severity: Severity = Severity.ERROR,
             offset: int | None = None, blob_index: int | None = None) -> None:
@@ -207,9 +209,21 @@ class TableChecks:
         return tuple(self.statistics_file(e) for e in self.view.registered(snapshot_id))
 
     def statistics_file(self, entry: StatisticsEntry) -> StatisticsFile:
-        """The entry as the view describes it, checked."""
-        self.check_statistics(entry, self.table.field_names(entry.snapshot_id))
+        """The entry as the view describes it, checked (once per table analysis)."""
+        if id(entry) not in self.statistics_checked:
+            self.statistics_checked.add(id(entry))
+            self.check_statistics(entry, self.table.field_names(entry.snapshot_id))
         return self.view.describe(entry)
+
+    def statistics_used(self, snapshot: Snapshot) -> StatisticsChoice:
+        """The statistics files engines use for ``snapshot`` (the view's choice), each
+        checked as the snapshot's own are: an ancestor's file Trino would use is as much a
+        part of the snapshot's plans."""
+        for engine in ENGINES:
+            entry = self.view.used(snapshot, engine)
+            if entry is not None:
+                self.statistics_file(entry)
+        return self.view.choice(snapshot)
 
     def check_statistics(self, entry: StatisticsEntry, names: FieldNames) -> None:
         def facts(detail: Detail) -> Facts:

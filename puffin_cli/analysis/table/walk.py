@@ -216,7 +216,7 @@ class TableWalk:
             operation=snapshot.operation,
             current=sid == self.table.metadata.current_snapshot_id,
             schema_id=self.table.metadata.schema_for(sid)[0], statistics=stats,
-            statistics_used=checks.view.choice(snapshot),
+            statistics_used=checks.statistics_used(snapshot),
             partition_statistics=checks.partition_statistics(sid),
             deletion_vectors=listed, totals=totals,
             deletion_vectors_omitted=len(live.dvs) - len(listed),
