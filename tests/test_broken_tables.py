@@ -102,6 +102,22 @@ def test_two_live_dvs_for_one_data_file_fail_every_java_read(broken_table: Make)
         {"table.dv.duplicate"}
 
 
+def test_deleted_rows_of_two_dvs_sharing_positions_are_what_pyiceberg_deletes(
+        broken_table: Make) -> None:
+    """The two DVs of ``dup_dv`` share positions (ids divisible by 35): the table's deleted
+    rows are the union's, the rows pyiceberg no longer reads, in the chart's snapshot too."""
+    table = broken_table("dup_dv")
+    built = table.built
+    low = built["data-files"].index(built["duplicated"]) * 100
+    assert [i for i in range(low, low + 100) if i % 35 == 0]  # deleted by both DVs
+    read = _pyiceberg_ids(table)
+    assert read == built["expected-ids"]
+    _code, doc = _table(table)
+    current = next(s for s in doc["snapshots"] if s["current"])
+    assert current["totals"]["deleted-rows"] == 300 - len(read)
+    assert current["totals"]["data-rows"] == 300
+
+
 def test_bare_dv_blobs_read_in_java_but_not_as_puffin_nor_in_pyiceberg(
         broken_table: Make, java_oracle: JavaOracle) -> None:
     table = broken_table("bare_dv")

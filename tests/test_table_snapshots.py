@@ -154,6 +154,31 @@ def test_a_duplicate_dv_is_reported_once_when_it_appears(tmp_path: Path) -> None
                           "one is allowed"]
 
 
+def test_deleted_rows_of_two_dvs_for_one_data_file_are_the_size_of_their_union(
+        tmp_path: Path) -> None:
+    """Positions 0-9 and 5-14 of one data file delete 15 rows, not 20 (pyiceberg applies
+    both DVs; Iceberg Java refuses to plan): in each snapshot's totals and in the chart."""
+    table = TableBuilder(tmp_path / "dup")
+    data = table.uri("data/a.parquet")
+    data_manifest = table.manifest([data_entry(data, 0, 100)], 0)
+    one, ((o1, l1),) = table.puffin([(data, list(range(10)))])
+    two, ((o2, l2),) = table.puffin([(data, list(range(5, 15)))])
+    first = table.manifest([dv_entry(table.uri(one), data, 0, o1, l1, 10)], 1)
+    second = table.manifest([dv_entry(table.uri(two), data, 0, o2, l2, 10)], 1)
+    table.snapshot([(data_manifest, 0, 1), (first, 1, 1)])
+    table.snapshot([(data_manifest, 0, 1), (first, 1, 1), (second, 1, 2)])
+    table.snapshot([(data_manifest, 0, 1), (second, 1, 2)])
+    table.finish()
+    (report,) = analyze_path(table.root, all_snapshots=True, fileio=FileIO()).tables
+    assert [v.totals.deleted_rows for v in report.snapshots] == [10, 15, 10]
+    assert [v.totals.deletion_vectors for v in report.snapshots] == [1, 2, 1]
+    (current,) = analyze_path(table.root, snapshot_id=1002, fileio=FileIO()).tables
+    assert current.snapshots[0].totals.deleted_rows == 15
+    chart = _invoke("--all-snapshots", str(table.root)).output
+    (line,) = [row for row in chart.splitlines() if row.lstrip().startswith("1002")]
+    assert line.split()[3:6] == ["2", "15", "15.0%"], line
+
+
 def test_evolution_chart_one_line_per_snapshot_with_bar_and_statistics_mark(
         tmp_path: Path) -> None:
     table = TableBuilder(tmp_path / "evo")

@@ -47,12 +47,14 @@ from puffin_cli.analysis.table.manifests import ContentFile
 from puffin_cli.analysis.table.metadata import (
     METADATA_DIR,
     PartitionStatisticsEntry,
+    Snapshot,
     StatisticsEntry,
 )
 from puffin_cli.analysis.table.orphans import find_orphans
 from puffin_cli.analysis.table.partitions import partition_tuple
-from puffin_cli.analysis.table.report import DeletionVector, StatisticsFile
-from puffin_cli.analysis.table.statistics import StatisticsView
+from puffin_cli.analysis.table.report import DeletionVector, StatisticsChoice, StatisticsFile
+from puffin_cli.analysis.table.statistics import ENGINES, StatisticsView
+from puffin_cli.blobs.deletion_vector import decode_deletion_vector
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.facts import (
     ABOUT_DV,
@@ -124,6 +126,7 @@ class TableChecks:
         self.referenced: set[str] = set()
         self.dvs: dict[tuple[Any, ...], DeletionVector] = {}
         self.view = StatisticsView(table)
+        self.statistics_checked: set[int] = set()  # id() of the entries checked
 
     def add(self, code: str, facts: Facts, severity: Severity = Severity.ERROR,
             offset: int | None = None, blob_index: int | None = None) -> None:
@@ -207,9 +210,21 @@ class TableChecks:
         return tuple(self.statistics_file(e) for e in self.view.registered(snapshot_id))
 
     def statistics_file(self, entry: StatisticsEntry) -> StatisticsFile:
-        """The entry as the view describes it, checked."""
-        self.check_statistics(entry, self.table.field_names(entry.snapshot_id))
+        """The entry as the view describes it, checked (once per table analysis)."""
+        if id(entry) not in self.statistics_checked:
+            self.statistics_checked.add(id(entry))
+            self.check_statistics(entry, self.table.field_names(entry.snapshot_id))
         return self.view.describe(entry)
+
+    def statistics_used(self, snapshot: Snapshot) -> StatisticsChoice:
+        """The statistics files engines use for ``snapshot`` (the view's choice), each
+        checked as the snapshot's own are: an ancestor's file Trino would use is as much a
+        part of the snapshot's plans."""
+        for engine in ENGINES:
+            entry = self.view.used(snapshot, engine)
+            if entry is not None:
+                self.statistics_file(entry)
+        return self.view.choice(snapshot)
 
     def check_statistics(self, entry: StatisticsEntry, names: FieldNames) -> None:
         def facts(detail: Detail) -> Facts:
@@ -416,6 +431,37 @@ class TableChecks:
                 "partition", "data-file",
                 (entry.spec_id, partition_tuple(self.metadata, entry.spec_id, entry.partition)),
                 (data.spec_id, partition_tuple(self.metadata, data.spec_id, data.partition)))))
+
+    def deleted_rows(self, dvs: tuple[DeletionVector, ...]) -> int:
+        """The rows the live DVs of one data file delete: one DV's ``record_count``; for
+        several (``table.dv.duplicate``), the size of the union of their positions, as
+        pyiceberg applies them (Iceberg Java refuses to plan the scan), with the
+        ``record_count`` of any that cannot be decoded added."""
+        if len(dvs) == 1:
+            return dvs[0].record_count
+        from pyroaring import BitMap64
+
+        union, unread = BitMap64(), 0
+        for dv in dvs:
+            positions = self.positions(dv)
+            if positions is None:
+                unread += dv.record_count
+            else:
+                union |= positions
+        return len(union) + unread
+
+    def positions(self, dv: DeletionVector) -> Any:
+        """The positions (``pyroaring.BitMap64``) of an Iceberg DV (in a Puffin file or bare)
+        that decodes within the blob size limit, else ``None``."""
+        if dv.container not in (dv_containers.PUFFIN, dv_containers.BARE_DV) or \
+                dv.offset is None or dv.length is None or dv.length > self.max_blob_size:
+            return None
+        with self.fileio.new_input(self.mapper.resolve(dv.path)) as source:
+            data = source.read(dv.offset, dv.length)
+        try:
+            return decode_deletion_vector(data, dv.offset).bitmap
+        except PuffinError:
+            return None
 
     # one snapshot --------------------------------------------------------------------------
 

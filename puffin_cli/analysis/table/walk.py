@@ -66,6 +66,8 @@ class _WalkState:
         self.dv_files: Counter[str] = Counter()
         self.dv_bytes = 0
         self.deleted_rows = 0
+        self.by_data_file: dict[str | None, dict[DeleteId, DeletionVector]] = {}
+        self.data_file_rows: dict[str | None, int] = {}
         self.duplicates_reported: set[tuple[str, int]] = set()
 
     @property
@@ -80,13 +82,31 @@ class _WalkState:
             if not self.dv_files[old.path]:
                 del self.dv_files[old.path]
             self.dv_bytes -= old.length or 0
-            self.deleted_rows -= old.record_count
+            self._count(old.data_file, dv_id, None)
         if view is not None:
             self.dvs[dv_id] = view
             self.dv_files[view.path] += 1
             self.dv_bytes += view.length or 0
-            self.deleted_rows += view.record_count
+            self._count(view.data_file, dv_id, view)
         return old
+
+    def _count(self, data_file: str | None, dv_id: DeleteId,
+               view: DeletionVector | None) -> None:
+        """Put ``view`` in place of the DV's view among its data file's, and count the rows
+        that data file's DVs delete again."""
+        dvs = self.by_data_file.setdefault(data_file, {})
+        if view is None:
+            dvs.pop(dv_id, None)
+        else:
+            dvs[dv_id] = view
+        self.deleted_rows -= self.data_file_rows.pop(data_file, 0)
+        if not dvs:
+            del self.by_data_file[data_file]
+            return
+        rows = (self.checks.deleted_rows(tuple(dvs.values())) if data_file is not None
+                else sum(dv.record_count for dv in dvs.values()))
+        self.data_file_rows[data_file] = rows
+        self.deleted_rows += rows
 
     def advance(self, snapshot_id: int, changes: LiveChanges) -> SnapshotChanges:
         """Check what ``changes`` (the live files' move to the snapshot) brought."""
@@ -196,7 +216,7 @@ class TableWalk:
             operation=snapshot.operation,
             current=sid == self.table.metadata.current_snapshot_id,
             schema_id=self.table.metadata.schema_for(sid)[0], statistics=stats,
-            statistics_used=checks.view.choice(snapshot),
+            statistics_used=checks.statistics_used(snapshot),
             partition_statistics=checks.partition_statistics(sid),
             deletion_vectors=listed, totals=totals,
             deletion_vectors_omitted=len(live.dvs) - len(listed),
