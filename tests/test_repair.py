@@ -82,14 +82,14 @@ def test_a_plan_writes_nothing_and_exits_1(tmp_path: Path) -> None:
     assert tree_digest(tmp_path) == before
     assert code == 1
     t = tmp_path / "t"
-    assert out.splitlines() == [
-        f"table {t} ({t}/metadata/v1.metadata.json)",
+    assert out.splitlines() == [  # files in the table named relative to it, as table does
+        f"table {t} (metadata/v1.metadata.json)",
         "planned (3):",
-        f"  stats.correct  {t}/metadata/1001-stats.puffin: correct the entry from the file: "
+        "  stats.correct  metadata/1001-stats.puffin: correct the entry from the file: "
         "file-size-in-bytes 646 -> 636 [table.stats.size]",
-        f"  stats.remove  {t}/metadata/gone.stats: remove the entry: the file does not exist; "
+        "  stats.remove  metadata/gone.stats: remove the entry: the file does not exist; "
         "snapshot 1002 is left without statistics [table.stats.missing]",
-        f"  stats.remove  {t}/metadata/1002-stats.puffin: remove the entry: registered for "
+        "  stats.remove  metadata/1002-stats.puffin: remove the entry: registered for "
         "snapshot 999, which the table does not have [table.stats.snapshot]",
         "then restore what the repair leaves without:",
         f"  puffin stats compute {t} --snapshot 1002 --commit    # snapshot 1002 has no "
@@ -340,7 +340,12 @@ def test_repair_a_catalog_table(catalog: Any) -> None:  # noqa: F811
     (planned,) = [r for r in doc["planned"] if r["kind"] == "stats.correct"]
     assert set(planned["finding-codes"]) == {"table.stats.size", "table.stats.footer-size"}
     code, doc = repair_json("--catalog", "test", "db.events", "--apply")
-    assert code == 0, doc
+    # the file's sketch is no sketch: an error no repair covers, so exit 1, with what to do
+    assert code == 1, doc
+    (left,) = doc["unrepairable"]
+    assert (left["finding-code"], left["severity"]) == ("theta.serial-version", "error")
+    assert left["reason"].endswith(": puffin stats compute --catalog test db.events "
+                                   f"--snapshot {snapshot_id} --commit")
     after = catalog.load_table("db.events")
     assert after.metadata_location == doc["commit"]["metadata-file"]
     (stats,) = after.metadata.statistics

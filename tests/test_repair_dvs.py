@@ -143,7 +143,7 @@ def test_the_plan_names_each_repair_and_its_finding(broken: Broken) -> None:
     snapshot_id = table.metadata.current_snapshot_id
     files, paths = broken.files, broken.paths
     assert repairs == [
-        Repair(FRAME, ("table.dv.container",), (paths["bare"], files["c"]),
+        Repair(FRAME, ("table.dv.container",), (files["c"], paths["bare"]),
                "a bare deletion-vector blob without Puffin magic or footer (Iceberg Java's "
                "Puffin reader and pyiceberg refuse it), written into a Puffin file",
                snapshot_id),
@@ -151,7 +151,7 @@ def test_the_plan_names_each_repair_and_its_finding(broken: Broken) -> None:
                (files["a"], *sorted([paths["second"], paths["shared"]])),
                "2 live deletion vectors for one data file become one holding the union of "
                "their positions, in a new Puffin file", snapshot_id),
-        Repair(REFERENCED_FILE, ("table.dv.referenced-file",), (paths["moved"], files["d"]),
+        Repair(REFERENCED_FILE, ("table.dv.referenced-file",), (files["d"], paths["moved"]),
                f"the blob names data file {OLD_PLACE}/data/part=3/d.parquet, the manifest "
                f"{files['d']} (pyiceberg matches by the blob and keeps the deleted rows): "
                "written with the manifest's data file", snapshot_id),
@@ -283,7 +283,8 @@ def test_a_merge_whose_dv_cannot_be_read_is_not_planned(broken: Broken) -> None:
     assert (refused.finding_code, refused.path) == ("table.dv.duplicate", broken.files["a"])
     assert refused.reason.startswith("the positions of every DV are needed for their union, "
                                      "and one cannot be read: snapshot ")
-    assert refused.reason.endswith(f"the file does not exist ({second})")
+    assert refused.reason.endswith(f"the file does not exist ({second}); its finding says "
+                                   "what to do")
 
 
 def test_findings_of_an_older_snapshot_are_left_to_history(tmp_path: Path) -> None:
@@ -301,10 +302,10 @@ def test_findings_of_an_older_snapshot_are_left_to_history(tmp_path: Path) -> No
     first = table.metadata.current_snapshot_id
     reason = (f"not in the current snapshot {after.metadata.current_snapshot_id} (found in "
               f"snapshot {first}): repairs change only the current snapshot; history is kept")
-    assert sorted(unrepairable, key=lambda u: u.finding_code) == [
-        Unrepairable("table.dv.container", broken.paths["bare"], reason),
-        Unrepairable("table.dv.duplicate", broken.files["a"], reason),
-        Unrepairable("table.dv.referenced-file", broken.paths["moved"], reason)]
+    assert sorted(unrepairable, key=lambda u: u.finding_code) == [  # history: info
+        Unrepairable("table.dv.container", broken.paths["bare"], reason, "info"),
+        Unrepairable("table.dv.duplicate", broken.files["a"], reason, "info"),
+        Unrepairable("table.dv.referenced-file", broken.paths["moved"], reason, "info")]
 
 
 def test_a_rewrite_and_a_merge_of_one_data_file_are_one_repair(tmp_path: Path) -> None:

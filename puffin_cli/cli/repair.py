@@ -65,19 +65,23 @@ def repair(ctx: click.Context, table: str, catalog: str | None, snapshot_id: int
     TABLE is a table directory or a *.metadata.json file; with --catalog, a table identifier
     NAMESPACE.TABLE of that catalog. Without --apply it only plans and writes nothing: one
     line per repair (what, which files, why, the finding it fixes) and one per finding it
-    leaves, and why; exit 1 when repairs are pending, 0 when none are. With --apply it
-    writes what the repairs need (create-only) and commits them as one new metadata version,
-    building again on the table's new version when another writer commits first; a failure
-    leaves the table as it was.
+    leaves, why, and what to do (restore a file, roll back, the stats compute to run). With
+    --apply it writes what the repairs need (create-only) and commits them as one new
+    metadata version, building again on the table's new version when another writer commits
+    first; a failure leaves the table as it was. Exit 0 only when no error is left once the
+    plan is applied (or after --apply); 1 while repairs are pending or errors remain that no
+    repair covers.
 
     Repairs: in the current snapshot, the live deletion vectors of one data file become one
     holding their union, bare DV blobs are framed as Puffin files and DVs whose blob names
     another data file are rewritten (one new Puffin file, one new snapshot replacing the
-    delete files); statistics entries with a wrong size, footer size or blob-metadata are
-    corrected from the file; entries whose file is missing or whose snapshot does not exist
-    are removed (the same for partition statistics); with --delete-orphans, orphans older
-    than --older-than are deleted after the commit. Nothing else changes: no data file is
-    removed and snapshot history is kept (docs/table.md, "Repairing a table").
+    delete files) with the parent's statistics carried to it when its live rows are the
+    parent's; statistics entries with a wrong size, footer size or blob-metadata are
+    corrected from the file; entries whose file is missing, whose snapshot does not exist or
+    whose blobs describe another snapshot are removed (the same for partition statistics);
+    with --delete-orphans, orphans older than --older-than are deleted after the commit.
+    Nothing else changes: no data file is removed and snapshot history is kept
+    (docs/table.md, "Repairing a table").
 
     \b
     Examples:
@@ -94,6 +98,10 @@ def repair(ctx: click.Context, table: str, catalog: str | None, snapshot_id: int
     if delete_orphans and snapshot_id is not None:
         raise click.UsageError("--delete-orphans and --snapshot exclude each other (orphans "
                                "belong to no snapshot)")
+    if not delete_orphans and \
+            ctx.get_parameter_source("older_than") is not click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--older-than needs --delete-orphans (it says which orphans "
+                               "to delete)")
     options = RepairOptions(snapshot_id=snapshot_id, delete_orphans=delete_orphans,
                             older_than=older_than[0], older_than_text=older_than[1])
     with ProgressDisplay(not quiet) as display:
@@ -112,4 +120,4 @@ def repair(ctx: click.Context, table: str, catalog: str | None, snapshot_id: int
         from puffin_cli.render.repair import repair_view
 
         emit(ctx, result, repair_view)
-    sys.exit(EXIT_BAD_FILE if result.pending else EXIT_OK)
+    sys.exit(EXIT_BAD_FILE if result.pending or result.errors_left else EXIT_OK)

@@ -109,6 +109,23 @@ class UnknownSnapshot:
 
 
 @dataclass(frozen=True)
+class OtherSnapshot:
+    """Blobs ``blob-indexes`` of the statistics file were computed for ``snapshot-ids`` (one
+    each), not for the snapshot the entry registers the file for."""
+
+    blob_indexes: tuple[int, ...]
+    snapshot_ids: tuple[int, ...]
+    kind: str = field(default="other-snapshot", init=False)
+
+    def describe(self, facts: Facts) -> str:
+        blobs = ", ".join(map(str, self.blob_indexes))
+        named = ", ".join(map(str, dict.fromkeys(self.snapshot_ids)))
+        were = f"blob {blobs} was" if len(self.blob_indexes) == 1 else f"blobs {blobs} were"
+        return (f"{were} computed for snapshot {named}, not for snapshot "
+                f"{facts.snapshot_id}, which the entry registers the file for")
+
+
+@dataclass(frozen=True)
 class UnknownFields:
     """Blob ``blob-index`` (of ``blob-type``) names ``field-ids`` schema ``schema-id`` lacks."""
 
@@ -251,8 +268,9 @@ class FileProblem:
         return self.message
 
 
-Detail = (Mismatch | Absent | UnknownSnapshot | UnknownFields | NotPuffin | Unset | NoBlob
-          | OutsideFile | TooLarge | Container | NotLive | Duplicate | Orphan | FileProblem)
+Detail = (Mismatch | Absent | UnknownSnapshot | OtherSnapshot | UnknownFields | NotPuffin | Unset
+          | NoBlob | OutsideFile | TooLarge | Container | NotLive | Duplicate | Orphan
+          | FileProblem)
 
 
 @dataclass(frozen=True)

@@ -105,7 +105,7 @@ def render_human(report: TablesReport, console: Console) -> None:
     for number, table in enumerate(report.tables):
         if number:
             console.print()
-        _table(console, table, _Paths(table))
+        _table(console, table, TablePaths(table.location, table.path))
 
 
 def github(report: TablesReport, console: Console) -> None:
@@ -135,17 +135,17 @@ def _absolute(location: str) -> str:
     return text if _SCHEME.match(text) else os.path.abspath(text)
 
 
-class _Paths:
-    """Shows locations relative to the table (its ``location`` or its local directory) when
-    they are inside it."""
+class TablePaths:
+    """Shows locations relative to the table (its ``location`` or its local directory
+    ``path``) when they are inside it: ``puffin table``'s and ``puffin repair``'s views."""
 
-    def __init__(self, table: TableReport) -> None:
-        bases = {normalize_location(table.location), _absolute(table.path)}
+    def __init__(self, location: str, path: str) -> None:
+        bases = {normalize_location(location), _absolute(path)}
         self.bases = sorted(bases, key=len, reverse=True)
-        self.directory = _absolute(table.path)
+        self.directory = _absolute(path)
         # In messages: a base (optionally as a file: URI; the directory also as given, when
         # relative) followed by '/', not inside a longer path.
-        in_text = sorted(bases | {normalize_location(table.path)}, key=len, reverse=True)
+        in_text = sorted(bases | {normalize_location(path)}, key=len, reverse=True)
         self.in_text = re.compile("|".join(
             rf"(?<![\w./:-])(?:file:(?://)?)?{re.escape(base)}/" for base in in_text
             if base != "/"))
@@ -186,7 +186,7 @@ def _grid(console: Console, grid: Table, indent: int) -> None:
 # --- a table ----------------------------------------------------------------------------------
 
 
-def _table(console: Console, table: TableReport, paths: _Paths) -> None:
+def _table(console: Console, table: TableReport, paths: TablePaths) -> None:
     layout.print_folded(console, table.path, 0, style="bold", spaces=False)
     _path_row(console, "  metadata", paths.short(table.metadata_file))
     layout.row(console, "  format", f"v{table.format_version}")
@@ -220,7 +220,7 @@ def _table(console: Console, table: TableReport, paths: _Paths) -> None:
     layout.print_line(console, Text(f"  {verdict}; {table.manifests_read} manifest file(s) read"))
 
 
-def _finding(console: Console, finding: Finding, severity_width: int, paths: _Paths) -> None:
+def _finding(console: Console, finding: Finding, severity_width: int, paths: TablePaths) -> None:
     """``severity code  message``; the message's further lines indented."""
     style = _STYLE[finding.severity]
     message = paths.message(finding.message)
@@ -239,7 +239,7 @@ def _finding(console: Console, finding: Finding, severity_width: int, paths: _Pa
 # --- a snapshot -------------------------------------------------------------------------------
 
 
-def _snapshot(console: Console, view: SnapshotView, paths: _Paths) -> None:
+def _snapshot(console: Console, view: SnapshotView, paths: TablePaths) -> None:
     title = f"snapshot {view.snapshot_id}" + (" (current)" if view.current else "")
     operation = f", {view.operation}" if view.operation else ""
     detail = f"sequence {view.sequence_number}{operation}, schema {view.schema_id}"
@@ -380,7 +380,7 @@ def _totals(console: Console, view: SnapshotView) -> None:
         layout.row(console, "" if number else "  totals", part)
 
 
-def _statistics_used(console: Console, view: SnapshotView, paths: _Paths) -> None:
+def _statistics_used(console: Console, view: SnapshotView, paths: TablePaths) -> None:
     """Which statistics file Spark (this snapshot's only) and Trino (the nearest ancestor's)
     use; a difference is spelled out, so that it shows without colour too."""
     used = view.statistics_used
@@ -410,7 +410,7 @@ def _statistics_used(console: Console, view: SnapshotView, paths: _Paths) -> Non
         layout.print_folded(console, paths.short(used.trino), _INDENT, spaces=False)
 
 
-def _deletion_vectors(console: Console, dvs: list[DeletionVector], paths: _Paths) -> None:
+def _deletion_vectors(console: Console, dvs: list[DeletionVector], paths: TablePaths) -> None:
     """One row per DV when the data-file paths fit beside the numbers; else the data file on
     its own line(s) and the numbers aligned on the next."""
     header = ["offset", "length", "rows", "container"]

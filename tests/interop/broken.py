@@ -9,13 +9,13 @@ broken_tables_fixture, java_judge_fixture  # noqa: F401``):
   ``name`` (one of :data:`NAMES`) under the test's ``tmp_path``; the test may change it.
 - ``java_judge`` (session): :class:`interop.judge.JavaJudge`; ``java_judge.reads(dir)``.
 
-The tables are built once per version of the build script (cached like tests/tables, keyed by
-the script's hash). A copy is a table of its own: its location, and every path in its metadata
-JSON, manifest lists, manifests and Puffin footers, names the copy (the build pads the
-original's path so that the copy's path can have the same length: each string in an Avro
-record or a Puffin footer keeps its length). Files keep the build's modification times,
-except the orphans of ``orphans``, which get their recorded ages relative to the time of the
-copy.
+The tables are built once per version of the build script and of the judge (cached like
+tests/tables, keyed by the scripts' hash). A copy is a table of its own: its location, and
+every path in its metadata JSON, manifest lists, manifests and Puffin footers, names the copy
+(the build pads the original's path so that the copy's path can have the same length: each
+string in an Avro record or a Puffin footer keeps its length). Files keep the build's
+modification times, except the orphans of ``orphans``, which get their recorded ages relative
+to the time of the copy.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ from interop.judge import JavaJudge
 from interop.sparkenv import script_output
 
 SCRIPT = Path(__file__).resolve().parent / "spark_scripts" / "broken_tables.py"
+# What the build records of each table is the judge's report: a new judge rebuilds them.
+JUDGE_SCRIPT = SCRIPT.parent / "java_judge.py"
 NAMES = ("dup_dv", "bare_dv", "moved_dv", "bad_stats", "orphans")
 DAY = 86400.0
 AVRO_MAGIC = b"Obj\x01"
@@ -60,7 +62,7 @@ class BrokenTable:
 
 def built_tables() -> Path:
     """The directory holding the built tables and their ``<name>.json`` (built once)."""
-    return script_output(SCRIPT, "broken-tables")
+    return script_output(SCRIPT, "broken-tables", depends=(JUDGE_SCRIPT,))
 
 
 # --- relocation ---------------------------------------------------------------------------

@@ -104,13 +104,18 @@ def spark_env() -> SparkEnv:
     return SparkEnv(python, [jenv.iceberg_runtime_jar, jenv.relocated_jackson_jar], jenv)
 
 
-def script_output(script: Path, folder: str, *args: str) -> Path:
+def script_output(script: Path, folder: str, *args: str, depends: tuple[Path, ...] = ()
+                  ) -> Path:
     """Run a table-building PySpark 3.5 script once per version of it, as
     ``script *args OUT CONF``: OUT is ``<cache>/<folder>/<hash of the script>`` (reused while the
-    script is unchanged, so editing it rebuilds), CONF the session configuration (JSON) for a
+    script is unchanged, so editing it rebuilds; ``depends`` are the other scripts whose code
+    shapes what it records, hashed after it), CONF the session configuration (JSON) for a
     warehouse under OUT. Returns OUT."""
     env = spark_env()
-    key = hashlib.sha256(script.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(script.read_bytes())
+    for other in depends:
+        digest.update(other.read_bytes())
+    key = digest.hexdigest()[:16]
     out = env.java.cache_dir / folder / key
     done = out / ".complete"
     with cache_lock(env.java.cache_dir):

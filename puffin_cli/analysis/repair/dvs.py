@@ -24,9 +24,12 @@ encoding), with the blob properties ``referenced-data-file`` (the manifest's dat
 are removed; other DVs in the same old Puffin files stay live and untouched. Delta's and
 Paimon's own containers are recognised by ``puffin table`` but not converted.
 
-A :class:`~.model.Repair`'s ``paths`` name the files as the metadata does: for ``dv.merge``
-the data file, then each DV's delete file; for the others the DV's delete file, then its data
-file.
+A :class:`~.model.Repair`'s ``paths`` name the files as the metadata does, the data file
+first: for ``dv.merge`` then each DV's delete file; for the others the DV's delete file.
+
+Every input a repair needs is read while planning: the positions of each DV it rewrites
+(decoded through the table's storage, within ``--max-blob-size``). A repair whose input cannot
+be read is not planned; its finding is left as it is, with the reason.
 """
 
 from __future__ import annotations
@@ -141,16 +144,29 @@ def is_dv_finding(found: Finding) -> bool:
 
 
 class _Plan:
-    def __init__(self, table: Table, findings: Sequence[Finding]) -> None:
+    def __init__(self, table: Table, findings: Sequence[Finding], max_blob_size: int) -> None:
+        self.table = table
+        self.max_blob_size = max_blob_size
         self.snapshot_id, self.live, self.data = _live_dvs(table)
         self.blocked = _unreadable(findings)
         self.repairs: dict[str, Repair] = {}  # by data file
         self.unrepairable: list[Unrepairable] = []
 
-    def refuse(self, code: str, path: str | None, reason: str) -> None:
-        found = Unrepairable(code, path, reason)
+    def refuse(self, code: str, path: str | None, reason: str, severity: str = "error"
+               ) -> None:
+        found = Unrepairable(code, path, reason, severity)
         if found not in self.unrepairable:
             self.unrepairable.append(found)
+
+    def unreadable(self, entries: Sequence[ContentFile]) -> str | None:
+        """Why the positions of one of ``entries`` cannot be read (``None``: all can), read
+        now as applying the repair will read them."""
+        for entry in entries:
+            try:
+                _positions(self.table, entry, self.max_blob_size)
+            except PuffinError as exc:  # StorageError too
+                return f"{entry.path}: {exc.message}"
+        return None
 
     def live_entry(self, key: _DvKey) -> ContentFile | None:
         path, offset, length, data_file = key
@@ -160,7 +176,7 @@ class _Plan:
     def not_current(self, code: str, path: str | None, facts: Facts) -> None:
         self.refuse(code, path, f"not in the current snapshot {self.snapshot_id} (found in "
                     f"snapshot {facts.snapshot_id}): repairs change only the current snapshot; "
-                    "history is kept")
+                    "history is kept", "info")
 
     def merge(self, found: Finding, facts: Facts) -> None:
         data_file = facts.path
@@ -169,9 +185,11 @@ class _Plan:
             self.not_current(found.code, data_file, facts)
             return
         blocked = [self.blocked[_key(e)] for e in entries if _key(e) in self.blocked]
-        if blocked:
+        why = blocked[0] if blocked else self.unreadable(entries)
+        if why is not None:
             self.refuse(found.code, data_file, "the positions of every DV are needed for "
-                        f"their union, and one cannot be read: {blocked[0]}")
+                        f"their union, and one cannot be read: {why}; its finding says what "
+                        "to do")
             return
         self.repairs[data_file] = Repair(
             MERGE, (found.code,), (data_file, *(e.path for e in entries)),
@@ -187,7 +205,12 @@ class _Plan:
         data_file = entry.referenced_data_file
         before = self.repairs.get(data_file)
         if before is None:
-            self.repairs[data_file] = Repair(kind, (found.code,), (entry.path, data_file),
+            why = self.unreadable([entry])
+            if why is not None:
+                self.refuse(found.code, entry.path, f"the deletion vector of {data_file} "
+                            f"cannot be read to write it again: {why}")
+                return
+            self.repairs[data_file] = Repair(kind, (found.code,), (data_file, entry.path),
                                              reason, self.snapshot_id)
         elif found.code not in before.finding_codes:  # the merge rewrites this DV too
             self.repairs[data_file] = Repair(
@@ -195,12 +218,14 @@ class _Plan:
                 before.snapshot_id)
 
 
-def plan_dv_repairs(table: Table, findings: Sequence[Finding]
+def plan_dv_repairs(table: Table, findings: Sequence[Finding], *,
+                    max_blob_size: int = DEFAULT_MAX_BLOB_SIZE
                     ) -> tuple[list[Repair], list[Unrepairable]]:
     """The deletion-vector repairs ``findings`` (``puffin table``'s, of ``table``) call for,
     and the findings of these kinds that cannot be repaired, with why. Reads the current
-    snapshot's manifests; writes nothing."""
-    plan = _Plan(table, findings)
+    snapshot's manifests and the positions of every DV a repair rewrites (within
+    ``max_blob_size``); writes nothing."""
+    plan = _Plan(table, findings, max_blob_size)
     chosen = [(f, f.facts) for f in findings if f.facts is not None]
     for found, facts in chosen:  # merges first: they take in the other repairs of a data file
         if found.code == DUPLICATE_CODE and isinstance(facts.detail, Duplicate):
@@ -250,8 +275,8 @@ def _replaced(repair: Repair, live: dict[str, list[ContentFile]]) -> tuple[str, 
         if len(entries) < 2:
             entries = []
     elif repair.kind in (FRAME, REFERENCED_FILE):
-        data_file = repair.paths[1]
-        entries = [e for e in live.get(data_file, []) if e.path == repair.paths[0]]
+        data_file = repair.paths[0]
+        entries = [e for e in live.get(data_file, []) if e.path == repair.paths[1]]
     else:
         raise ValueError(f"not a deletion-vector repair: {repair.kind}")
     if not entries:

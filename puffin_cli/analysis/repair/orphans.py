@@ -18,9 +18,11 @@ from puffin_cli.analysis.repair.model import Repair, Unrepairable
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.format.facts import Orphan
 from puffin_cli.format.findings import Finding
+from puffin_cli.format.text import plural
 from puffin_cli.storage import StorageError
 
 ORPHAN_CODE = "table.orphan"
+INFO = "info"  # an orphan kept is no error of the table (its finding is info)
 DELETE = "orphan.delete"
 DEFAULT_OLDER_THAN = 3 * 86400.0  # seconds: Iceberg's remove_orphan_files default
 _UNITS = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
@@ -34,12 +36,14 @@ def parse_age(text: str) -> float | None:
 
 
 def describe_age(seconds: float) -> str:
-    """An age as a person reads it: ``5.0 days``, ``2.0 hours``, ``12 minutes``."""
-    if seconds >= 86400:
-        return f"{seconds / 86400:.1f} days"
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} hours"
-    return f"{max(seconds, 0) / 60:.0f} minutes"
+    """An age as a person reads it: ``5.0 days``, ``2.0 hours``, ``12 minutes``, ``1 minute``
+    (singular only for exactly one)."""
+    for unit, size in (("day", 86400.0), ("hour", 3600.0)):
+        if seconds >= size:
+            count = f"{seconds / size:.1f}"
+            return f"{count} {unit}" if count == "1.0" else f"{count} {unit}s"
+    minutes = round(max(seconds, 0) / 60)
+    return plural(minutes, "minute")
 
 
 @dataclass
@@ -61,14 +65,14 @@ def plan_orphans(findings: Sequence[Finding], *, delete: bool, older_than: float
         path, modified = facts.path, facts.detail.modified
         if not delete:
             plan.left.append(Unrepairable(ORPHAN_CODE, path, "kept: deleting orphans needs "
-                                          "--delete-orphans"))
+                                          "--delete-orphans", INFO))
         elif modified is None:
             plan.left.append(Unrepairable(ORPHAN_CODE, path, "kept: the store gives no "
-                                          "modification time, so its age is unknown"))
+                                          "modification time, so its age is unknown", INFO))
         elif now - modified <= older_than:
             plan.left.append(Unrepairable(ORPHAN_CODE, path, (
                 f"kept: modified {describe_age(now - modified)} ago, not older than "
-                f"{older_than_text} (a running writer may still commit it)")))
+                f"{older_than_text} (a running writer may still commit it)"), INFO))
         else:
             plan.repairs.append(Repair(DELETE, (ORPHAN_CODE,), (path,), (
                 f"referenced by no {facts.detail.scope}, modified "
@@ -90,12 +94,12 @@ def delete_orphans(table: Table, repairs: Sequence[Repair], *, older_than: float
             continue  # gone already
         if info.modified is None or now - info.modified <= older_than:
             kept.append(Unrepairable(ORPHAN_CODE, path, "kept: modified again since it was "
-                                     "planned"))
+                                     "planned", INFO))
             continue
         try:
             table.fileio.delete(local)
         except StorageError as exc:
-            kept.append(Unrepairable(ORPHAN_CODE, path, f"kept: cannot delete: {exc}"))
+            kept.append(Unrepairable(ORPHAN_CODE, path, f"kept: cannot delete: {exc}", INFO))
             continue
         done.append(repair)
     return done, kept

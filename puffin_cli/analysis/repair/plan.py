@@ -23,10 +23,17 @@ from __future__ import annotations
 import shlex
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from puffin_cli.analysis.repair import orphans as orphan_repairs
+from puffin_cli.analysis.repair.carry import (
+    Carry,
+    new_snapshot_command,
+    plan_carry,
+    write_carried,
+)
 from puffin_cli.analysis.repair.dvs import is_dv_finding, plan_dv_repairs, write_dv_repairs
+from puffin_cli.analysis.repair.left import Advice
 from puffin_cli.analysis.repair.model import FollowUp, Repair, Unrepairable
 from puffin_cli.analysis.repair.stats import (
     StatisticsPlan,
@@ -39,7 +46,12 @@ from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.manifests import ContentFile
 from puffin_cli.analysis.table.snapshot_writer import delete_key, replace_delete_files
-from puffin_cli.analysis.table.updates import CommitResult, TableChange
+from puffin_cli.analysis.table.updates import (
+    AddSnapshot,
+    CommitResult,
+    TableChange,
+    TableUpdate,
+)
 from puffin_cli.analysis.table.walk import TableWalk
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
@@ -50,13 +62,17 @@ from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 class RepairResult:
     """What ``puffin repair`` planned and did (``--json``: docs/json.md).
 
-    ``planned``: every repair of the plan; ``applied``: those carried out (none without
-    ``--apply``); ``unrepairable``: the findings left as they are, and why; ``follow-ups``:
-    commands that restore what a repair leaves without; ``commit``: the new metadata version
-    (``None`` when nothing was committed)."""
+    ``path`` and ``location`` are the table's directory and its metadata's ``location``
+    (the human view names the files inside the table relative to it, as ``puffin table``
+    does); ``planned``: every repair of the plan; ``applied``: those carried out (none without
+    ``--apply``); ``unrepairable``: the findings left as they are, why, and what to do;
+    ``follow-ups``: commands that restore what a repair leaves without; ``commit``: the new
+    metadata version (``None`` when nothing was committed)."""
 
     table: str
     metadata_file: str
+    path: str
+    location: str
     apply: bool
     planned: tuple[Repair, ...]
     applied: tuple[Repair, ...]
@@ -68,6 +84,12 @@ class RepairResult:
     def pending(self) -> bool:
         """Repairs planned and not carried out."""
         return bool(self.planned) and not self.apply
+
+    @property
+    def errors_left(self) -> int:
+        """Error findings the repair leaves as they are (none: the table has no error left
+        once the plan is applied)."""
+        return sum(u.severity == "error" for u in self.unrepairable)
 
 
 @dataclass(frozen=True)
@@ -93,19 +115,33 @@ class Plan:
     left: list[Unrepairable]
     now: float
     max_blob_size: int = DEFAULT_MAX_BLOB_SIZE
+    carry: Carry | None = None
+    follow_ups: list[FollowUp] = field(default_factory=list)
 
     @property
     def repairs(self) -> list[Repair]:
-        return [*self.dv_repairs, *self.statistics.repairs, *self.orphans]
+        carried = [] if self.carry is None else [self.carry.repair]
+        return [*self.dv_repairs, *carried, *self.statistics.repairs, *self.orphans]
 
     def result(self, *, apply: bool = False, applied: Sequence[Repair] = (),
-               commit: CommitResult | None = None,
-               left: Sequence[Unrepairable] = ()) -> RepairResult:
+               commit: CommitResult | None = None, left: Sequence[Unrepairable] = (),
+               new_snapshot: int | None = None) -> RepairResult:
+        follow_ups = self.follow_ups
+        if new_snapshot is not None:  # committed: the new snapshot's ID is known
+            follow_ups = [replace(f, snapshot_id=new_snapshot, command=new_snapshot_command(
+                restore_command(self.name, self.catalog), new_snapshot))
+                if f.snapshot_id is None else f for f in follow_ups]
         return RepairResult(
-            table=self.name, metadata_file=self.table.metadata_file, apply=apply,
-            planned=tuple(self.repairs),
+            table=self.name, metadata_file=self.table.metadata_file,
+            path=str(self.table.table_dir), location=self.table.metadata.location,
+            apply=apply, planned=tuple(self.repairs),
             applied=tuple(applied), unrepairable=(*self.left, *left),
-            follow_ups=tuple(self.statistics.follow_ups), commit=commit)
+            follow_ups=tuple(follow_ups), commit=commit)
+
+    @property
+    def catalog(self) -> str | None:
+        found = self.table.catalog_table
+        return None if found is None else found.catalog
 
 
 def restore_command(name: str, catalog: str | None) -> str:
@@ -125,25 +161,36 @@ def plan_repairs(table: Table, name: str, *, options: RepairOptions,
         named = table.snapshot(options.snapshot_id)  # refuses an unknown one
         assert named is not None
         options = replace(options, snapshot_id=named.snapshot_id)
-    for _view in walk.snapshots():
-        pass
+    views = {view.snapshot_id: view for view, _changes in walk.snapshots()}
     findings = list(walk.finish().findings)
     catalog = None if table.catalog_table is None else table.catalog_table.catalog
     chosen = [f for f in findings if _chosen(f, table, options.snapshot_id)]
+    restore = restore_command(name, catalog)
     statistics = plan_statistics_repairs(
-        table, [f for f in chosen if is_statistics_finding(f)], restore_command(name, catalog))
-    dv_repairs, dv_left = plan_dv_repairs(table, [f for f in chosen if is_dv_finding(f)])
+        table, [f for f in chosen if is_statistics_finding(f)], restore)
+    dv_repairs, dv_left = plan_dv_repairs(table, [f for f in chosen if is_dv_finding(f)],
+                                          max_blob_size=max_blob_size)
+    removed = {c.snapshot_id for c in statistics.changes if c.corrected is None}
+    carry, carry_follow_ups = plan_carry(table, dv_repairs, removed, restore,
+                                         max_blob_size=max_blob_size)
+    follow_ups = statistics.follow_ups
+    if dv_repairs:  # the current snapshot once committed is the repair's new one
+        follow_ups = [replace(f, snapshot_id=None, command=new_snapshot_command(restore, None),
+                              reason=f"{f.reason}, and the repair's new snapshot has none")
+                      if f.snapshot_id == table.metadata.current_snapshot_id else f
+                      for f in follow_ups]
     moment = time.time() if now is None else now
     orphans = orphan_repairs.plan_orphans(
         chosen, delete=options.delete_orphans, older_than=options.older_than,
         older_than_text=options.older_than_text, now=moment)
     covered = {id(f) for f in chosen if is_statistics_finding(f) or is_dv_finding(f)
                or f.code == orphan_repairs.ORPHAN_CODE}
-    others = [Unrepairable(f.code, None if f.facts is None else f.facts.path,
-                           "no repair for this finding")
-              for f in chosen if id(f) not in covered and f.severity is not Severity.INFO]
+    advice = Advice(table, views, restore, name if catalog is not None else "<db>.<table>")
+    others = [advice.left(f) for f in chosen
+              if id(f) not in covered and f.severity is not Severity.INFO]
     return Plan(table, name, options, statistics, dv_repairs, orphans.repairs,
-                [*dv_left, *statistics.left, *orphans.left, *others], moment, max_blob_size)
+                [*dv_left, *statistics.left, *orphans.left, *others], moment, max_blob_size,
+                carry, [*follow_ups, *carry_follow_ups])
 
 
 def _chosen(found: Finding, table: Table, snapshot_id: int | None) -> bool:
@@ -161,6 +208,7 @@ def apply_plan(plan: Plan, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Repai
     table = plan.table
     committed: CommitResult | None = None
     applied: list[Repair] = []
+    new_snapshot: list[int] = []
     if plan.dv_repairs or plan.statistics.changes:
         rewrite = write_dv_repairs(table, plan.dv_repairs, table.data_dir,
                                    max_blob_size=plan.max_blob_size)
@@ -174,7 +222,16 @@ def apply_plan(plan: Plan, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Repai
                 _require_live(base, rewrite.removed)
                 dvs = replace_delete_files(base, rewrite.removed, rewrite.added)
                 included[:0] = plan.dv_repairs
-                return TableChange(dvs.requirements, (*dvs.updates, *updates), dvs.written)
+                (snapshot,) = [u for u in dvs.updates if isinstance(u, AddSnapshot)]
+                new_snapshot[:] = [snapshot.snapshot_id]
+                written = dvs.written
+                if plan.carry is not None:
+                    carried = _carried(base, plan, snapshot, dvs.written)
+                    if carried is not None:
+                        updates = (*updates, carried[0])
+                        written = (*written, carried[1])
+                        included.insert(len(plan.dv_repairs), plan.carry.repair)
+                return TableChange(dvs.requirements, (*dvs.updates, *updates), written)
             if not updates:
                 raise _NothingLeft
             return TableChange(table_requirements(base), updates)
@@ -189,7 +246,21 @@ def apply_plan(plan: Plan, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Repai
     done, kept = orphan_repairs.delete_orphans(
         table, plan.orphans, older_than=plan.options.older_than, now=time.time())
     applied += done
-    return plan.result(apply=True, applied=applied, commit=committed, left=kept)
+    return plan.result(apply=True, applied=applied, commit=committed, left=kept,
+                       new_snapshot=new_snapshot[0] if committed and new_snapshot else None)
+
+
+def _carried(base: Table, plan: Plan, snapshot: AddSnapshot,
+             written: Sequence[str]) -> tuple[TableUpdate, str] | None:
+    """The carried statistics of the new ``snapshot`` (:mod:`.carry`); when writing them
+    fails, the attempt's manifests (``written``) are removed before the error goes on."""
+    assert plan.carry is not None
+    try:
+        return write_carried(base, plan.carry, snapshot, max_blob_size=plan.max_blob_size)
+    except BaseException:
+        for location in written:
+            base.fileio.delete(location)
+        raise
 
 
 def _require_live(base: Table, removed: Sequence[ContentFile]) -> None:

@@ -4,12 +4,16 @@ findings of :mod:`puffin_cli.analysis.table.checks`).
 - ``table.stats.size``, ``table.stats.footer-size``, ``table.stats.blob-metadata`` (a
   mismatch): the entry is corrected from the file itself, its size, footer size and the
   footer's blobs (``stats.correct``: ``SetStatistics``, or ``SetPartitionStatistics`` with the
-  file's size for partition statistics);
-- ``table.stats.missing`` (the file is gone) and ``table.stats.snapshot`` (registered for a
-  snapshot the table does not have): the entry is removed (``stats.remove``:
+  file's size for partition statistics), only from a file whose blobs describe the entry's own
+  snapshot (else the entry is removed, below);
+- ``table.stats.missing`` (the file is gone), ``table.stats.snapshot`` (registered for a
+  snapshot the table does not have) and ``table.stats.blob-snapshot`` (the file's blobs were
+  computed for another snapshot: correcting the entry from the file would make it claim
+  statistics its snapshot does not have): the entry is removed (``stats.remove``:
   ``RemoveStatistics``; ``partition-stats.remove``: ``RemovePartitionStatistics``). A snapshot
-  that still exists is then left without statistics: the plan names the ``stats compute``
-  that restores them (:class:`~.model.FollowUp`).
+  that still exists is then left without statistics: when an engine would have used them
+  for the current snapshot, the plan names the ``stats compute`` that gives the current
+  snapshot statistics again (:class:`~.model.FollowUp`).
 
 Everything else about a statistics file (a field ID its schema lacks, a file that is no Puffin
 file or whose footer cannot be read) is left as it is, with the reason. The corrected entries
@@ -35,13 +39,19 @@ from puffin_cli.analysis.table.updates import (
     TableUpdate,
 )
 from puffin_cli.errors import PuffinError
-from puffin_cli.format.facts import ABOUT_FILE, PARTITION_STATISTICS, STATISTICS, Mismatch
+from puffin_cli.format.facts import (
+    ABOUT_FILE,
+    PARTITION_STATISTICS,
+    STATISTICS,
+    Mismatch,
+    OtherSnapshot,
+)
 from puffin_cli.format.findings import Finding
 from puffin_cli.format.reader import PuffinReader
 
 CORRECT, REMOVE, REMOVE_PARTITION = "stats.correct", "stats.remove", "partition-stats.remove"
 CORRECTED = ("table.stats.size", "table.stats.footer-size", "table.stats.blob-metadata")
-REMOVED = ("table.stats.missing", "table.stats.snapshot")
+REMOVED = ("table.stats.missing", "table.stats.snapshot", "table.stats.blob-snapshot")
 
 
 @dataclass(frozen=True)
@@ -105,22 +115,32 @@ def _plan_entry(table: Table, plan: StatisticsPlan, content: str, snapshot_id: i
                              for code in codes)
             return
         gone = table.metadata.snapshot(snapshot_id) is None
-        why = (f"registered for snapshot {snapshot_id}, which the table does not have" if gone
-               else f"the file does not exist; snapshot {snapshot_id} is left without {what}")
+        other = next((f.facts.detail for f in found if f.facts is not None
+                      and isinstance(f.facts.detail, OtherSnapshot)), None)
+        if gone:
+            why = f"registered for snapshot {snapshot_id}, which the table does not have"
+        elif other is not None:
+            named = ", ".join(map(str, dict.fromkeys(other.snapshot_ids)))
+            why = (f"its blobs were computed for snapshot {named}, not {snapshot_id} (an "
+                   f"engine would plan snapshot {snapshot_id} with them); snapshot "
+                   f"{snapshot_id} is left without {what}")
+        else:
+            why = f"the file does not exist; snapshot {snapshot_id} is left without {what}"
         kind = REMOVE_PARTITION if content == PARTITION_STATISTICS else REMOVE
         plan.changes.append(StatisticsChange(
             Repair(kind, codes, (path,), f"remove the entry: {why}", snapshot_id),
             content, snapshot_id, path, None))
         if not gone and content == STATISTICS:
-            plan.follow_ups.append(FollowUp(
-                snapshot_id, restore_command.format(snapshot=snapshot_id),
-                f"snapshot {snapshot_id} has no statistics once its entry is removed"))
+            follow_up = _follow_up(table, snapshot_id, restore_command)
+            if follow_up is not None:
+                plan.follow_ups.append(follow_up)
         return
     fixable = [f for f in found
                if f.code in CORRECTED and f.facts is not None
                and isinstance(f.facts.detail, Mismatch)]
-    plan.left.extend(Unrepairable(f.code, path, _why_not(f)) for f in found
-                     if f not in fixable)
+    command = restore_command.format(snapshot=snapshot_id)
+    plan.left.extend(Unrepairable(f.code, path, _why_not(f, command), f.severity.value)
+                     for f in found if f not in fixable)
     if not fixable:
         return
     fixed = tuple(dict.fromkeys(f.code for f in fixable))
@@ -140,6 +160,30 @@ def _plan_entry(table: Table, plan: StatisticsPlan, content: str, snapshot_id: i
                snapshot_id), content, snapshot_id, path, corrected))
 
 
+def _follow_up(table: Table, snapshot_id: int, restore_command: str) -> FollowUp | None:
+    """The ``stats compute`` for the snapshot that needs statistics once snapshot
+    ``snapshot_id``'s entry is removed: the current snapshot, when the entry is its own (Spark
+    plans with it) or, the current one having none, the nearest ancestor's (Trino's). An
+    older snapshot's statistics that no engine uses for the current snapshot need none."""
+    current = table.current_snapshot()
+    if current is None:
+        return None
+    own = {e.snapshot_id for e in table.metadata.statistics}
+    if snapshot_id == current.snapshot_id:
+        why = f"snapshot {snapshot_id} has no statistics once its entry is removed"
+    else:
+        if current.snapshot_id in own:
+            return None
+        nearest = next((a.snapshot_id for a in table.ancestors(current)
+                        if a.snapshot_id in own), None)
+        if nearest != snapshot_id:
+            return None
+        why = (f"Trino plans the current snapshot {current.snapshot_id} with ancestor "
+               f"{snapshot_id}'s statistics, whose entry is removed")
+    return FollowUp(current.snapshot_id,
+                    restore_command.format(snapshot=current.snapshot_id), why)
+
+
 def _several(code: str, path: str, snapshot_id: int, count: int, what: str) -> Unrepairable:
     return Unrepairable(code, path, f"snapshot {snapshot_id} has {count} {what} entries; a "
                         "change would replace them all")
@@ -152,13 +196,15 @@ def _change(found: Finding) -> str:
     return f"{where}{detail.key} {detail.expected!r} -> {detail.actual!r}"
 
 
-def _why_not(found: Finding) -> str:
+def _why_not(found: Finding, command: str) -> str:
+    """Why the entry is left as it is, and the ``stats compute`` that replaces it."""
     if found.code == "table.stats.field":
-        return ("a blob names a field ID the snapshot's schema lacks; compute the "
-                "statistics again (puffin stats compute --commit)")
-    if found.code == "table.stats.blob-metadata":
-        return "the file is not a Puffin file; its entry cannot be corrected from it"
-    return "the statistics file itself is broken; compute it again (puffin stats compute)"
+        why = "a blob names a field ID the snapshot's schema lacks"
+    elif found.code == "table.stats.blob-metadata":
+        why = "the file is not a Puffin file; its entry cannot be corrected from it"
+    else:
+        why = "the statistics file itself is broken"
+    return f"{why}: compute the snapshot's statistics again, replacing the entry: {command}"
 
 
 def _corrected(table: Table, content: str, snapshot_id: int, path: str
@@ -173,11 +219,7 @@ def _corrected(table: Table, content: str, snapshot_id: int, path: str
     with PuffinReader(local, length=info.size, fileio=table.fileio) as reader:
         blobs = reader.metadata.blobs
         footer_size = reader.footer.footer_size
-    return StatisticsFileEntry.for_blobs(snapshot_id, path, info.size, footer_size, [
-        {"type": b.type, "snapshot-id": b.snapshot_id, "sequence-number": b.sequence_number,
-         "fields": list(b.fields), **({"properties": dict(b.properties)} if b.properties
-                                      else {})}
-        for b in blobs])
+    return StatisticsFileEntry.of_footer(snapshot_id, path, info.size, footer_size, blobs)
 
 
 def statistics_updates(base: Table, plan: StatisticsPlan

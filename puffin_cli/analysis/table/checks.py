@@ -11,6 +11,7 @@ table.stats.missing           error     a statistics / partition-statistics file
 table.stats.size              error     ``file-size-in-bytes`` != the file's size
 table.stats.footer-size       error     ``file-footer-size-in-bytes`` != the footer's size
 table.stats.blob-metadata     error     ``blob-metadata`` != the Puffin footer's blobs
+table.stats.blob-snapshot     error     a blob of the file was computed for another snapshot
 table.stats.snapshot          error     statistics for a snapshot the table does not have
 table.stats.field             error     a blob field ID not in the snapshot's schema
 table.dv.missing              error     the DV's file is absent
@@ -75,6 +76,7 @@ from puffin_cli.format.facts import (
     NotLive,
     NotPuffin,
     Orphan,
+    OtherSnapshot,
     OutsideFile,
     TooLarge,
     UnknownFields,
@@ -260,6 +262,7 @@ class TableChecks:
             self.add("table.stats.footer-size", facts(Mismatch(
                 "file-footer-size-in-bytes", "footer", entry.footer_size, found.footer_size)))
         self.compare_blobs(entry, found.blobs)
+        self.check_blob_snapshots(entry, found.blobs)
 
     def compare_blobs(self, entry: StatisticsEntry, blobs: tuple[BlobMetadata, ...]) -> None:
         def facts(detail: Detail) -> Facts:
@@ -279,6 +282,24 @@ class TableChecks:
                     self.add("table.stats.blob-metadata",
                              facts(Mismatch(key, "footer", said, has, blob_index=index)),
                              offset=actual.offset, blob_index=index)
+
+    def check_blob_snapshots(self, entry: StatisticsEntry,
+                             blobs: tuple[BlobMetadata, ...]) -> None:
+        """Every blob of the file describes the entry's snapshot: the table spec registers a
+        statistics file for "the snapshot the statistics file is associated with" and each
+        blob's ``snapshot-id`` is "the snapshot the blob was computed from" (Spark plans with
+        the ``ndv`` of the entry's blob-metadata as if it were that snapshot's). An entry for
+        a snapshot the table does not have is ``table.stats.snapshot`` already."""
+        if self.metadata.snapshot(entry.snapshot_id) is None:
+            return
+        other = [(i, b) for i, b in enumerate(blobs) if b.snapshot_id != entry.snapshot_id]
+        if other:
+            first = other[0]
+            self.add("table.stats.blob-snapshot", self.facts_of_file(
+                entry.path, entry.snapshot_id,
+                OtherSnapshot(tuple(i for i, _b in other),
+                              tuple(b.snapshot_id for _i, b in other))),
+                offset=first[1].offset, blob_index=first[0])
 
     def partition_statistics(self, snapshot_id: int) -> tuple[PartitionStatisticsEntry, ...]:
         out = []

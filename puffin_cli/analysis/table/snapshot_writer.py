@@ -13,7 +13,8 @@ Iceberg's ``RowDelta`` with ``removeDeletes``/``addDeletes`` does:
 - the added files go to a new delete manifest per partition spec, ADDED, inheriting the new
   snapshot's ID and sequence number;
 - the operation is ``delete`` (delete files added, no data files: Java's rule), and the summary
-  counts what changed and carries the parent's totals forward.
+  counts what changed, carries the parent's totals forward and names the writer
+  (``engine-name`` ``puffin-cli``, ``engine-version``), as Iceberg's Spark writers do.
 
 Field IDs and names are the table spec's (manifest entries 0-4, data files 100-145 with the v3
 fields 142 ``first_row_id``, 143 ``referenced_data_file``, 144 ``content_offset``, 145
@@ -32,6 +33,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from puffin_cli import __version__
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.manifests import (
     CONTENT_POSITION_DELETES,
@@ -51,6 +53,9 @@ from puffin_cli.errors import PuffinError
 from puffin_cli.storage import join
 
 STATUS_EXISTING, STATUS_ADDED = 0, 1
+# Who wrote the snapshot, as Iceberg's Spark writers name themselves (``engine-name`` spark,
+# ``engine-version`` 3.5.9): the summary of every snapshot puffin-cli commits.
+ENGINE = {"engine-name": "puffin-cli", "engine-version": __version__}
 CONTENT_DELETES_MANIFEST = 1
 
 
@@ -275,6 +280,7 @@ def _summary(parent_summary: dict[str, Any], added: _Counts, removed: _Counts,
         if summary.get(key) == "0":
             del summary[key]
     summary["changed-partition-count"] = str(partitions)
+    summary.update(ENGINE)
     deltas = {"total-delete-files": added.files - removed.files,
               "total-position-deletes": added.position_deletes - removed.position_deletes,
               "total-files-size": added.size - removed.size}

@@ -16,8 +16,12 @@ Requirements
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from puffin_cli.format.metadata import BlobMetadata
 
 MAIN_BRANCH = "main"
 
@@ -36,6 +40,17 @@ class StatisticsFileEntry:
     def for_blobs(cls, snapshot_id: int, path: str, file_size: int, footer_size: int,
                   blobs: list[dict[str, Any]]) -> StatisticsFileEntry:
         return cls(snapshot_id, path, file_size, footer_size, tuple(blobs))
+
+    @classmethod
+    def of_footer(cls, snapshot_id: int, path: str, file_size: int, footer_size: int,
+                  blobs: Sequence[BlobMetadata]) -> StatisticsFileEntry:
+        """The entry of a Puffin file whose footer lists ``blobs``: its ``blob-metadata``
+        repeats them (``properties`` left out when a blob has none)."""
+        return cls(snapshot_id, path, file_size, footer_size, tuple(
+            {"type": b.type, "snapshot-id": b.snapshot_id,
+             "sequence-number": b.sequence_number, "fields": list(b.fields),
+             **({"properties": dict(b.properties)} if b.properties else {})}
+            for b in blobs))
 
     def to_json(self) -> dict[str, Any]:
         return {"snapshot-id": self.snapshot_id, "statistics-path": self.path,

@@ -87,7 +87,9 @@ def _statistics(table: Any, jvm: Any) -> list[dict[str, Any]]:
             "file-size-in-bytes": int(sf.fileSizeInBytes()),
             "file-footer-size-in-bytes": int(sf.fileFooterSizeInBytes()),
             "snapshot-exists": table.snapshot(sf.snapshotId()) is not None,
-            "blobs-read": None, "error": None}
+            "blob-metadata-snapshot-ids": [int(b.sourceSnapshotId())
+                                           for b in _iterate(sf.blobMetadata())],
+            "blob-snapshot-ids": None, "blobs-read": None, "error": None}
         try:
             reader = (jvm.org.apache.iceberg.puffin.Puffin
                       .read(table.io().newInputFile(sf.path(), sf.fileSizeInBytes()))
@@ -95,6 +97,7 @@ def _statistics(table: Any, jvm: Any) -> list[dict[str, Any]]:
                       .withFooterSize(sf.fileFooterSizeInBytes()).build())
             try:
                 blobs = reader.fileMetadata().blobs()
+                entry["blob-snapshot-ids"] = [int(b.snapshotId()) for b in _iterate(blobs)]
                 entry["blobs-read"] = sum(1 for _ in _iterate(reader.readAll(blobs)))
             finally:
                 reader.close()
