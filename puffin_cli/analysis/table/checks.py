@@ -97,7 +97,6 @@ from puffin_cli.format.spec import (
 )
 from puffin_cli.storage import FileInfo, join
 
-
 # A blob of a Puffin file's footer with its index there.
 IndexedBlob = tuple[int, BlobMetadata]
 
