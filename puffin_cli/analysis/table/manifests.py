@@ -53,7 +53,7 @@ class ManifestFile:
     added_snapshot_id: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ContentFile:
     """A live data or delete file of a snapshot, with inherited numbers filled in.
 
@@ -63,7 +63,7 @@ class ContentFile:
     ``split_offsets`` (field 132) as the manifest has them (``None`` when null). The column
     metrics (fields 109 value counts, 110 null value counts, 125 lower and 126 upper bounds in
     Iceberg's single-value serialization) are keyed by field ID, ``None`` when the manifest
-    leaves the map null.
+    leaves the map null. Slotted: a snapshot of a million files holds a million of them.
     """
 
     content: int
@@ -101,9 +101,15 @@ class ManifestReader:
         self._count = threading.Lock()
 
     def _records(self, location: str, what: str) -> Iterator[Obj]:
-        """The records of one Avro file, each an :class:`Obj` for typed reads; every block
-        within :data:`MAX_AVRO_BLOCK` bytes, stored and inflated; anything the Avro decoder
-        raises on a corrupt file (bad blocks of any codec) is a bad file."""
+        """The records of one Avro file (:meth:`_raw_records`), each an :class:`Obj` for
+        typed reads."""
+        for index, record in enumerate(self._raw_records(location, what)):
+            yield Obj(record, f"{what} record {index}", path=location, code="table.manifest")
+
+    def _raw_records(self, location: str, what: str) -> Iterator[Any]:
+        """The records of one Avro file as fastavro decodes them; every block within
+        :data:`MAX_AVRO_BLOCK` bytes, stored and inflated; anything the Avro decoder raises
+        on a corrupt file (bad blocks of any codec) is a bad file."""
         local = self.mapper.resolve(location)
         opened = ExitStack()
         try:
@@ -119,7 +125,6 @@ class ManifestReader:
                                     code="table.manifest").records()
 
             records = avro()
-            index = 0
             while True:
                 try:
                     record = next(records)
@@ -134,9 +139,7 @@ class ManifestReader:
                     message = " ".join(str(exc).split())[:200] or type(exc).__name__
                     raise PuffinError(f"not a readable Avro file: {message}",
                                       code="table.manifest", path=location) from None
-                yield Obj(record, f"{what} record {index}", path=location,
-                          code="table.manifest")
-                index += 1
+                yield record
 
     def manifest_files(self, snapshot: Snapshot) -> list[ManifestFile]:
         """The manifests of a snapshot: its manifest list, or the v1 inline ``manifests``."""
@@ -161,38 +164,52 @@ class ManifestReader:
         return out
 
     def live_files(self, manifest: ManifestFile) -> Iterator[ContentFile]:
-        """Entries that are not DELETED, as :class:`ContentFile`."""
-        for record in self._records(manifest.path, "manifest"):
-            if record.integer("status", None) == STATUS_DELETED:
-                continue
-            data_file = record.child("data_file", f"{record.where} data_file")
-            if not data_file.value:
-                raise PuffinError(f"{record.where} has no 'data_file'", code="table.manifest",
-                                  path=manifest.path)
-            sequence = record.integer("sequence_number", None, minimum=0)
-            snapshot_id = record.integer("snapshot_id", None)
-            yield ContentFile(
-                content=data_file.integer("content", 0, minimum=0),
-                path=data_file.location("file_path"),
-                file_format=data_file.text("file_format", ""),
-                partition=dict(data_file.child("partition").value),
-                spec_id=manifest.spec_id,
-                record_count=data_file.integer("record_count", 0, minimum=0),
-                file_size=data_file.integer("file_size_in_bytes", 0, minimum=0),
-                sequence_number=manifest.sequence_number if sequence is None else sequence,
-                snapshot_id=manifest.added_snapshot_id if snapshot_id is None else snapshot_id,
-                referenced_data_file=data_file.location("referenced_data_file", None),
-                content_offset=data_file.integer("content_offset", None, minimum=0),
-                content_size=data_file.integer("content_size_in_bytes", None, minimum=0),
-                manifest=manifest.path,
-                equality_ids=data_file.ints("equality_ids"),
-                split_offsets=data_file.ints("split_offsets")
-                if data_file.has("split_offsets") else None,
-                value_counts=_metric(data_file, "value_counts", is_int),
-                null_value_counts=_metric(data_file, "null_value_counts", is_int),
-                lower_bounds=_metric(data_file, "lower_bounds", _is_bytes),
-                upper_bounds=_metric(data_file, "upper_bounds", _is_bytes),
-            )
+        """Entries that are not DELETED, as :class:`ContentFile`. An entry whose fields all
+        have their usual types is read directly (:func:`_plain_entry`); any other goes
+        through :meth:`_checked_entry`, which names what is wrong. Entries of one partition
+        share one partition dict."""
+        partitions: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for index, record in enumerate(self._raw_records(manifest.path, "manifest")):
+            entry = _plain_entry(record, manifest, partitions)
+            if entry is _CHECK:
+                entry = self._checked_entry(
+                    Obj(record, f"manifest record {index}", path=manifest.path,
+                        code="table.manifest"), manifest)
+            if entry is not None:
+                yield entry
+
+    def _checked_entry(self, record: Obj, manifest: ManifestFile) -> ContentFile | None:
+        """One entry read field by field, each checked (``None``: a DELETED entry)."""
+        if record.integer("status", None) == STATUS_DELETED:
+            return None
+        data_file = record.child("data_file", f"{record.where} data_file")
+        if not data_file.value:
+            raise PuffinError(f"{record.where} has no 'data_file'", code="table.manifest",
+                              path=manifest.path)
+        sequence = record.integer("sequence_number", None, minimum=0)
+        snapshot_id = record.integer("snapshot_id", None)
+        return ContentFile(
+            content=data_file.integer("content", 0, minimum=0),
+            path=data_file.location("file_path"),
+            file_format=data_file.text("file_format", ""),
+            partition=dict(data_file.child("partition").value),
+            spec_id=manifest.spec_id,
+            record_count=data_file.integer("record_count", 0, minimum=0),
+            file_size=data_file.integer("file_size_in_bytes", 0, minimum=0),
+            sequence_number=manifest.sequence_number if sequence is None else sequence,
+            snapshot_id=manifest.added_snapshot_id if snapshot_id is None else snapshot_id,
+            referenced_data_file=data_file.location("referenced_data_file", None),
+            content_offset=data_file.integer("content_offset", None, minimum=0),
+            content_size=data_file.integer("content_size_in_bytes", None, minimum=0),
+            manifest=manifest.path,
+            equality_ids=data_file.ints("equality_ids"),
+            split_offsets=data_file.ints("split_offsets")
+            if data_file.has("split_offsets") else None,
+            value_counts=_metric(data_file, "value_counts", is_int),
+            null_value_counts=_metric(data_file, "null_value_counts", is_int),
+            lower_bounds=_metric(data_file, "lower_bounds", _is_bytes),
+            upper_bounds=_metric(data_file, "upper_bounds", _is_bytes),
+        )
 
     def _all_live_files(self, manifest: ManifestFile) -> list[ContentFile]:
         return list(self.live_files(manifest))
@@ -229,6 +246,110 @@ class ManifestReader:
             finally:
                 for future in reads.values():
                     future.cancel()
+
+# What _plain_entry returns for an entry it leaves to ManifestReader._checked_entry.
+_CHECK: Any = object()
+# File formats as manifests spell them, one string each (the first few spellings).
+_FORMATS: dict[str, str] = {}
+_MAX_FORMATS = 16
+# Partition values whose equal values print the same (not floats: 0.0 == -0.0; not
+# decimals: 1.0 == 1.00; not booleans: True == 1), so that equal partitions share a dict.
+_SHAREABLE = (int, str, type(None))
+
+
+def _count(value: Any) -> int | None:
+    """A non-negative integer, or ``None`` for anything else."""
+    return value if type(value) is int and value >= 0 else None
+
+
+def _plain_location(value: Any) -> bool:
+    """A location that needs no check: ASCII (no lone surrogate) without a NUL."""
+    return type(value) is str and value.isascii() and "\0" not in value
+
+
+def _plain_entry(record: Any, manifest: ManifestFile,
+                 partitions: dict[tuple[Any, ...], dict[str, Any]]) -> Any:
+    """The entry as :meth:`ManifestReader._checked_entry` reads it when every field has its
+    usual type (``None`` for a DELETED entry; column metrics as :func:`_plain_metric` reads
+    them), else :data:`_CHECK`."""
+    if type(record) is not dict:
+        return _CHECK
+    status = record.get("status")
+    if status == STATUS_DELETED and type(status) is int:
+        return None
+    data = record.get("data_file")
+    if type(data) is not dict or not data or type(status) not in (int, type(None)):
+        return _CHECK
+    get: Callable[[str], Any] = data.get
+    value_counts = _plain_metric(get("value_counts"), int)
+    null_value_counts = _plain_metric(get("null_value_counts"), int)
+    lower_bounds = _plain_metric(get("lower_bounds"), bytes)
+    upper_bounds = _plain_metric(get("upper_bounds"), bytes)
+    if _CHECK in (value_counts, null_value_counts, lower_bounds, upper_bounds):
+        return _CHECK
+    path, reference, file_format = get("file_path"), get("referenced_data_file"), \
+        get("file_format")
+    content = get("content")
+    content = 0 if content is None else _count(content)
+    record_count = get("record_count")
+    record_count = 0 if record_count is None else _count(record_count)
+    file_size = get("file_size_in_bytes")
+    file_size = 0 if file_size is None else _count(file_size)
+    offset, size = get("content_offset"), get("content_size_in_bytes")
+    sequence, snapshot_id = record.get("sequence_number"), record.get("snapshot_id")
+    partition, equality, splits = get("partition"), get("equality_ids"), get("split_offsets")
+    if (content is None or record_count is None or file_size is None
+            or not _plain_location(path)
+            or not (reference is None or _plain_location(reference))
+            or not (file_format is None or type(file_format) is str)
+            or not (offset is None or _count(offset) is not None)
+            or not (size is None or _count(size) is not None)
+            or not (sequence is None or _count(sequence) is not None)
+            or not (snapshot_id is None or type(snapshot_id) is int)
+            or not (partition is None or type(partition) is dict)
+            or not (equality is None or (type(equality) is list
+                                         and all(type(i) is int for i in equality)))
+            or not (splits is None or (type(splits) is list
+                                       and all(type(i) is int for i in splits)))):
+        return _CHECK
+    if not partition:
+        partition = {}
+    elif all(type(v) in _SHAREABLE for v in partition.values()):
+        partition = partitions.setdefault(tuple(partition.items()), partition)
+    else:
+        partition = dict(partition)
+    if file_format is None:
+        file_format = ""
+    elif len(_FORMATS) < _MAX_FORMATS:
+        file_format = _FORMATS.setdefault(file_format, file_format)
+    return ContentFile(
+        content, path, file_format, partition, manifest.spec_id, record_count, file_size,
+        manifest.sequence_number if sequence is None else sequence,
+        manifest.added_snapshot_id if snapshot_id is None else snapshot_id,
+        reference, offset, size, manifest.path,
+        () if equality is None else tuple(equality),
+        None if splits is None else tuple(splits),
+        value_counts, null_value_counts, lower_bounds, upper_bounds)
+
+
+def _plain_metric(value: Any, kind: type) -> Any:
+    """A metrics map as :func:`_metric` reads it when it is the usual Avro array of
+    ``key``/``value`` records with an integer key and a value of ``kind``; else
+    :data:`_CHECK`."""
+    if value is None:
+        return None
+    if type(value) is not list:
+        return _CHECK
+    out: dict[int, Any] = {}
+    for pair in value:
+        if type(pair) is not dict:
+            return _CHECK
+        number, item = pair.get("key"), pair.get("value")
+        if type(number) is not int or type(item) is not kind:
+            return _CHECK
+        out[number] = item
+    return out
+
 
 def _is_bytes(value: Any) -> bool:
     return isinstance(value, bytes)
