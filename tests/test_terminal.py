@@ -146,7 +146,8 @@ def test_a_group_without_a_command_prints_its_help(group: list[str]) -> None:
     commands = lines[lines.index("Commands:") + 1:]
     assert [line.split()[0] for line in commands if line.strip()] == (
         ["compute"] if group else
-        ["dump-blob", "inspect", "repair", "scan", "stats", "table", "validate", "write"])
+        ["diff", "dump-blob", "inspect", "repair", "scan", "stats", "table", "validate",
+         "write"])
     code, out = on_terminal(*group, NO_COLOR="1")
     assert code == 2
     assert out.decode().splitlines()[0] == f"Usage: {path} [OPTIONS] COMMAND [ARGS]..."
