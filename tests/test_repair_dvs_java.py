@@ -107,7 +107,7 @@ def test_bare_dvs_are_framed_and_pyiceberg_reads_the_table(broken_table: Make,
     with pytest.raises(ValueError, match="Incorrect magic bytes"):
         _pyiceberg_ids(table)
     planned_repairs, written = _repaired(table)
-    assert planned_repairs == sorted((FRAME, (b["path"], b["referenced-data-file"]))
+    assert planned_repairs == sorted((FRAME, (b["referenced-data-file"], b["path"]))
                                      for b in built["bare"])
     planned = _judged(java_judge, table)
     for bare in built["bare"]:
@@ -126,7 +126,7 @@ def test_dvs_naming_a_moved_data_file_are_rewritten_and_pyiceberg_loses_nothing(
     built = table.built
     assert _pyiceberg_ids(table) != built["expected-ids"]  # deleted rows come back before
     planned_repairs, written = _repaired(table)
-    assert planned_repairs == sorted((REFERENCED_FILE, (m["path"], m["referenced-data-file"]))
+    assert planned_repairs == sorted((REFERENCED_FILE, (m["referenced-data-file"], m["path"]))
                                      for m in built["moved"])
     planned = _judged(java_judge, table)
     for moved in built["moved"]:

@@ -78,9 +78,9 @@ def test_bad_statistics_are_corrected_or_removed_and_java_reads_what_is_left(
         ("stats.correct", paths["size"]), ("stats.correct", paths["footer-size"]),
         ("stats.remove", paths["missing"]), ("stats.remove", paths["unknown-snapshot"]),
         ("partition-stats.remove", built["partition-statistics"]["missing"])])
-    (follow_up,) = plan["follow-ups"]
-    assert follow_up["command"] == (f"puffin stats compute {root} --snapshot "
-                                    f"{follow_up['snapshot-id']} --commit")
+    # The removed entries are of snapshots no engine plans the current snapshot with: no
+    # stats compute is owed (a follow-up names only the snapshot that needs statistics).
+    assert plan["follow-ups"] == []
     versions = _versions(root)
     code, done = _repair("--apply", str(root))
     assert code == 0 and done["applied"] == plan["planned"]
