@@ -91,10 +91,8 @@ def ndvs(result: dict[str, Any]) -> dict[str, int]:
 
 def run(tmp: Path) -> list[tuple[str, float, str]]:
     from puffin_cli.spark.session import get_session
-    from puffin_cli.spark.stats import compute_table_stats
-    from puffin_cli.storage import FileIO
-
     _, appends = appended_table()
+    from stats_compute import compute_stats  # tests/, on the path since appended_table
     metadata = local_path(appends["metadata"])
     pct, million = appends["pct"], appends["1m"]
 
@@ -116,8 +114,8 @@ def run(tmp: Path) -> list[tuple[str, float, str]]:
     get_session(None)
 
     def in_session(full_compute: bool) -> tuple[float, str, dict[str, int], dict[int, bytes]]:
-        result = compute_table_stats(metadata, snapshot_id=pct["snapshot"], full=full_compute,
-                                     quiet_spark=True, fileio=FileIO())
+        result = compute_stats(metadata, snapshot_id=pct["snapshot"], full=full_compute,
+                               sketcher="spark", master=None)
         return (result.seconds, result.mode, {c.name: c.ndv for c in result.columns},
                 sketches(result.statistics_path, result.mode))
 

@@ -78,10 +78,10 @@ def stats_figures(tmp: Path) -> list[tuple[str, float, str]]:
     from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
     from puffin_cli.analysis.table.loading import Table
     from puffin_cli.spark.session import get_session
-    from puffin_cli.spark.stats import compute_table_stats
     from puffin_cli.storage import FileIO
 
     out = bench_table()
+    from stats_compute import compute_stats  # tests/, on the path since bench_table
     table = out / "warehouse" / "db" / "bench"
     iceberg = json.loads((out / "bench.json").read_text())
     spark = get_session(None)
@@ -96,7 +96,7 @@ def stats_figures(tmp: Path) -> list[tuple[str, float, str]]:
     results = []
 
     def ours() -> None:  # --full: the snapshot has Iceberg's statistics (fresh otherwise)
-        result = compute_table_stats(table, quiet_spark=True, full=True, fileio=FileIO())
+        result = compute_stats(table, sketcher="spark", master=None, full=True)
         Path(result.statistics_path).unlink()
         results.append(result)
 
@@ -177,10 +177,10 @@ def object_store_figures(tmp: Path) -> list[tuple[str, float, str]]:
     from puffin_cli.cli.validate import expand
     from puffin_cli.format.writer import PuffinWriter
     from puffin_cli.spark.scan import scan
-    from puffin_cli.spark.stats import compute_table_stats
     from puffin_cli.storage import configure
 
     table = bench_table() / "warehouse" / "db" / "bench"
+    from stats_compute import compute_stats
     server = start_server()
     try:
         fileio = configure({"s3.endpoint": server.endpoint, "s3.access-key-id": ACCESS_KEY,
@@ -195,12 +195,13 @@ def object_store_figures(tmp: Path) -> list[tuple[str, float, str]]:
         relocate = [(original, "s3://bench/bench")]
 
         def on_disk() -> None:
-            result = compute_table_stats(table, quiet_spark=True, full=True, fileio=fileio)
+            result = compute_stats(table, sketcher="spark", master=None, full=True,
+                                   fileio=fileio)
             Path(result.statistics_path).unlink()
 
         def in_store() -> None:  # its statistics objects stay in the server's bucket
-            compute_table_stats(location, relocate=relocate, quiet_spark=True, full=True,
-                                fileio=fileio)
+            compute_stats(location, relocate=relocate, sketcher="spark", master=None,
+                          full=True, fileio=fileio)
 
         on_disk()  # warm-up: the session, the page cache
         local_seconds = _median(on_disk)

@@ -127,6 +127,30 @@ def test_pyspark_only_in_spark_click_only_in_cli_no_rich_before_render() -> None
     assert wrong == []
 
 
+def test_spark_holds_only_spark_jobs() -> None:
+    """spark/ holds the Spark jobs and their session, nothing of the pipeline around them
+    (issue 28): no spark module names a step of the stats pipeline (decide, sketch
+    refresh, kept blobs, write, commit), and nothing under analysis/ imports spark/."""
+    pipeline = {"decide_refresh", "refresh_sketches", "write_statistics", "commit_statistics",
+                "kept_blobs", "check_committable", "compute_loaded", "compute_tables"}
+    wrong = []
+    for path in FILES:
+        module = module_name(path)
+        if not module.startswith("puffin_cli.spark"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name) and node.id in pipeline:
+                wrong.append(f"{module}:{node.lineno} uses {node.id}")
+            if isinstance(node, ast.Attribute) and node.attr in pipeline:
+                wrong.append(f"{module}:{node.lineno} uses {node.attr}")
+            if isinstance(node, ast.alias) and node.name in pipeline:
+                wrong.append(f"{module}:{node.lineno} imports {node.name}")
+    assert wrong == []
+    # the pipeline itself runs without Spark: nothing under analysis/ imports spark/
+    assert not [i for i in GRAPH if i.module.startswith("puffin_cli.analysis")
+                and i.target.startswith("puffin_cli.spark")]
+
+
 def test_the_graph_holds_known_edges_at_their_level() -> None:
     """The graph is real: known edges are found, lazy ones as lazy."""
     edges = {(i.module, i.target, i.top_level) for i in GRAPH}

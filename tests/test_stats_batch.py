@@ -146,8 +146,12 @@ def test_columns_keep_the_other_blobs_and_no_file_in_the_table_without_commit(
                                        "--full", "--master", "local[2]",
                                        "-o", str(tmp_path / "b.stats")])
     assert outcome.exit_code == 0, outcome.output
-    assert outcome.output.splitlines()[-1] == ("not registered in the table: no engine uses "
-                                               "it until it is committed (--commit)")
+    lines = outcome.output.splitlines()
+    assert lines[-2] == ("not registered in the table: no engine uses it until it is "
+                         "committed (--commit)")
+    # the other columns: not in this file, and the command that gives a file with all
+    assert lines[-1].startswith("the new file has no statistics of ")
+    assert lines[-1].endswith(f"`puffin stats compute {table}` adds them")
 
 
 def test_one_run_over_several_tables_one_broken(spark_tables: Path, spark: Any,  # noqa: F811

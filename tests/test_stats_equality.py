@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from interop.sparkenv import script_output
+from stats_compute import SKETCHERS, compute_stats
 
 from puffin_cli.analysis.stats.delete_index import (
     equality_column,
@@ -40,7 +41,6 @@ from puffin_cli.analysis.table.metadata import (
 from puffin_cli.blobs.iceberg_values import IcebergType
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.spark.stats import compute_table_stats
 from puffin_cli.storage import FileIO
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "equality_tables.py"
@@ -227,7 +227,8 @@ def read_blobs(path: Path | str) -> dict[int, tuple[Any, bytes]]:
         return {blob.fields[0]: (blob, reader.read_blob(blob)) for blob in reader.metadata.blobs}
 
 
-def test_sketches_equal_icebergs_with_equality_deletes(equality_tables: Path,
+@pytest.mark.parametrize("sketcher", SKETCHERS)
+def test_sketches_equal_icebergs_with_equality_deletes(sketcher: str, equality_tables: Path,
                                                        tmp_path: Path) -> None:
     """Partition-scoped deletes in two partitions (one matching NULL), a global delete on two
     columns (also with a NULL), deletes older than some data files (not applied to them),
@@ -244,7 +245,7 @@ def test_sketches_equal_icebergs_with_equality_deletes(equality_tables: Path,
     assert ours == expected["equality-deletes"]
     assert sum(1 for v in ours.values() if v) == 9 and len(planned.equality_deletes) == 3
 
-    result = compute_table_stats(table, master="local[2]", full=True, fileio=FileIO())
+    result = compute_stats(table, sketcher=sketcher, full=True)
     assert result.rows_read == expected["live-rows"] == 2330
     assert result.snapshot_id == expected["current-snapshot-id"]
     assert result.position_delete_files > 0

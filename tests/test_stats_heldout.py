@@ -22,10 +22,9 @@ from typing import Any
 
 import pytest
 from interop.sparkenv import script_output
+from stats_compute import SKETCHERS, compute_stats
 
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.spark.stats import compute_table_stats
-from puffin_cli.storage import FileIO
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "heldout_tables.py"
 TABLES = ("part_mor_v2", "trunc_dv_v3", "evolve_cow_v2", "eq_promote_v2", "split_estim_v2",
@@ -44,8 +43,10 @@ def read_blobs(path: Path | str) -> dict[int, tuple[Any, bytes]]:
         return {blob.fields[0]: (blob, reader.read_blob(blob)) for blob in reader.metadata.blobs}
 
 
+@pytest.mark.parametrize("sketcher", SKETCHERS)
 @pytest.mark.parametrize("name", TABLES)
-def test_statistics_equal_icebergs(name: str, heldout_tables: Path, tmp_path: Path) -> None:
+def test_statistics_equal_icebergs(name: str, sketcher: str, heldout_tables: Path,
+                                   tmp_path: Path) -> None:
     table = tmp_path / name
     shutil.copytree(heldout_tables / "warehouse" / "db" / name, table)
     expected = json.loads((heldout_tables / "tables.json").read_text())[name]
@@ -55,14 +56,13 @@ def test_statistics_equal_icebergs(name: str, heldout_tables: Path, tmp_path: Pa
         snapshot = stats["snapshot-id"]
         iceberg = read_blobs(table / "metadata" / Path(stats["path"]).name)
         columns = [b["columns"][0] for b in stats["blobs"]]
-        result = compute_table_stats(table, snapshot_id=snapshot, columns=columns,
-                                     master="local[2]", full=True, fileio=FileIO())
+        result = compute_stats(table, snapshot_id=snapshot, columns=columns,
+                               sketcher=sketcher, full=True)
         assert result.snapshot_id == snapshot
         assert result.rows_read == stats["live-rows"], snapshot
         fields = [b["fields"][0] for b in stats["blobs"]]
         assert [c.field_id for c in result.columns] == fields
-        default = compute_table_stats(table, snapshot_id=snapshot, master="local[2]",
-                                      full=True, fileio=FileIO())
+        default = compute_stats(table, snapshot_id=snapshot, sketcher=sketcher, full=True)
         assert [(c.field_id, c.ndv) for c in default.columns] == \
             [(c.field_id, c.ndv) for c in result.columns]
         ours = read_blobs(result.statistics_path)

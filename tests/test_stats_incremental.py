@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 from interop.sparkenv import script_output
+from stats_compute import SKETCHERS, compute_stats
 
 from puffin_cli.analysis.stats.incremental import decide_refresh
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.spark.stats import compute_table_stats
 from puffin_cli.storage import FileIO
 
 SCRIPT = (Path(__file__).resolve().parent / "interop" / "spark_scripts"
@@ -70,14 +70,14 @@ def test_appends_after_a_rename_refresh_incrementally_in_process(
                               parallelism=PARALLELISM)
     assert (decision.mode, decision.new_data_files, decision.new_rows) == \
         ("incremental", 8, 16000)
-    result = compute_table_stats(table, master="local[2]", commit=True, fileio=FileIO())
+    result = compute_stats(table, commit=True)
     assert (result.mode, result.base_snapshot_id, result.in_process) == \
         ("incremental", base, True)
     assert (result.files_read, result.rows_read, result.data_files) == (8, 16000, 16)
     assert sum(not c.exact for c in result.columns) == 3  # k, h, m2 in estimation mode
     assert_oracle(table, doc, result.statistics_path)
     # committed: the target is fresh now, and left as it is
-    again = compute_table_stats(table, master="local[2]", fileio=FileIO())
+    again = compute_stats(table)
     assert (again.mode, again.statistics_path, again.rows_read) == \
         ("fresh", result.statistics_path, 0)
     assert [c.ndv for c in again.columns] == [c.ndv for c in result.columns]
@@ -87,22 +87,23 @@ def test_a_base_written_by_puffin_cli(incremental_tables: Path, tmp_path: Path) 
     """The base's statistics replaced by ours (a full compute of the base, committed): the
     refresh from them still gives Iceberg's bytes at the target."""
     table, doc = copy(incremental_tables, "inc_appends_v2", tmp_path)
-    ours = compute_table_stats(table, snapshot_id=doc["base"], master="local[2]",
-                               commit=True, full=True, fileio=FileIO())
+    ours = compute_stats(table, snapshot_id=doc["base"], commit=True, full=True)
     assert ours.mode == "full"
     loaded = Table.load(table, fileio=FileIO())
     [entry] = [e for e in loaded.metadata.statistics if e.snapshot_id == doc["base"]]
     assert entry.path.endswith(Path(ours.statistics_path).name)
-    result = compute_table_stats(table, master="local[2]", fileio=FileIO())
+    result = compute_stats(table)
     assert (result.mode, result.base_snapshot_id) == ("incremental", doc["base"])
     assert_oracle(table, doc, result.statistics_path)
 
 
+@pytest.mark.parametrize("sketcher", SKETCHERS)
 @pytest.mark.parametrize("name", ["inc_compact_v2", "inc_delete_v2", "inc_small_v2"])
 def test_full_where_the_rules_say_so(incremental_tables: Path, tmp_path: Path,
-                                     name: str) -> None:
+                                     name: str, sketcher: str) -> None:
     """A compaction (replace), a merge-on-read delete, and a table read in one task at the
-    target but two at the base: every column full, still Iceberg's bytes."""
+    target but two at the base: every column full, still Iceberg's bytes, from either
+    sketcher."""
     table, doc = copy(incremental_tables, name, tmp_path)
     decision = decide_refresh(Table.load(table, fileio=FileIO()), None, None,
                               parallelism=PARALLELISM)
@@ -112,9 +113,9 @@ def test_full_where_the_rules_say_so(incremental_tables: Path, tmp_path: Path,
     expected = {"inc_compact_v2": "is a replace", "inc_delete_v2": "since base",
                 "inc_small_v2": "Spark task reads other splits"}[name]
     assert expected in reason, reason
-    result = compute_table_stats(table, master="local[2]", fileio=FileIO())
+    result = compute_stats(table, sketcher=sketcher)
     assert (result.mode, result.in_process, result.files_read) == \
-        ("full", False, result.data_files)
+        ("full", sketcher == "in-process", result.data_files)
     assert_oracle(table, doc, result.statistics_path)
 
 
@@ -128,7 +129,7 @@ def test_a_promoted_column_is_full_the_others_incremental(incremental_tables: Pa
     decision = decide_refresh(Table.load(table, fileio=FileIO()), None, None,
                               parallelism=PARALLELISM)
     assert "type changed from int" in decision.columns[3].reason
-    result = compute_table_stats(table, master="local[2]", fileio=FileIO())
+    result = compute_stats(table)
     assert result.mode == "full"
     assert [c.mode for c in result.columns] == ["incremental"] * 3 + ["full"]
     # the whole snapshot is read once for p (3 appends of 8,000 rows); the new files' second
@@ -140,7 +141,7 @@ def test_a_promoted_column_is_full_the_others_incremental(incremental_tables: Pa
 def test_a_partitioned_table(incremental_tables: Path, tmp_path: Path) -> None:
     table, doc = copy(incremental_tables, "inc_part_v2", tmp_path)
     assert set(modes(table).values()) == {("incremental", doc["base"])}
-    result = compute_table_stats(table, master="local[2]", in_process_rows=0, fileio=FileIO())
+    result = compute_stats(table, in_process_rows=0)
     assert (result.mode, result.in_process) == ("incremental", False)  # on Spark
     assert_oracle(table, doc, result.statistics_path)
 
@@ -162,7 +163,7 @@ def test_a_missing_or_corrupt_base_file_means_full(incremental_tables: Path,
                               parallelism=PARALLELISM)
     assert {c.mode for c in decision.columns} == {"full"}
     assert "fails its checks" in decision.columns[0].reason
-    result = compute_table_stats(table, master="local[2]", fileio=FileIO())
+    result = compute_stats(table)
     assert result.mode == "full"
     assert_oracle(table, doc, result.statistics_path)
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from interop.sparkenv import script_output
+from stats_compute import SKETCHERS, compute_stats
 
 from puffin_cli.analysis.stats.manifest_order import (
     hash_set_order,
@@ -25,7 +26,6 @@ from puffin_cli.analysis.stats.task_groups import plan_task_groups
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.spark.stats import compute_table_stats
 from puffin_cli.storage import FileIO
 
 SCRIPT = (Path(__file__).resolve().parent / "interop" / "spark_scripts"
@@ -81,8 +81,9 @@ def read_blobs(path: Path | str) -> dict[int, tuple[Any, bytes]]:
         return {blob.fields[0]: (blob, reader.read_blob(blob)) for blob in reader.metadata.blobs}
 
 
+@pytest.mark.parametrize("sketcher", SKETCHERS)
 @pytest.mark.parametrize("name", TABLES)
-def test_statistics_equal_icebergs(manifest_order_tables: Path, name: str,
+def test_statistics_equal_icebergs(manifest_order_tables: Path, name: str, sketcher: str,
                                    tmp_path: Path) -> None:
     """Every column in estimation mode in its tasks: the same NDVs and sketch bytes as
     Iceberg's, which depend on which files share a task and in which order."""
@@ -92,7 +93,7 @@ def test_statistics_equal_icebergs(manifest_order_tables: Path, name: str,
     entry = next(s for s in metadata.statistics
                  if s.snapshot_id == metadata.current_snapshot_id)
     iceberg = read_blobs(table / "metadata" / Path(entry.path).name)
-    result = compute_table_stats(table, master="local[2]", full=True, fileio=FileIO())
+    result = compute_stats(table, sketcher=sketcher, full=True)
     ours = read_blobs(result.statistics_path)
     assert sorted(ours) == sorted(iceberg) == [1, 2, 3]
     assert not any(c.exact for c in result.columns)

@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 from golden.regenerate import golden_path, normalise, write_golden
 from interop.sparkenv import script_output, spark_env
+from stats_compute import SKETCHERS, compute_stats
 from tables.fixtures import TABLES, spark_tables, table_dir  # noqa: F401
 
 from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
@@ -32,7 +33,7 @@ from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.reader import PuffinReader
-from puffin_cli.spark.stats import compute_table_stats, planning_parallelism
+from puffin_cli.spark.stats import planning_parallelism
 from puffin_cli.storage import FileIO
 
 SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "stats_tables.py"
@@ -71,21 +72,23 @@ def read_blobs(path: Path | str) -> dict[int, tuple[Any, bytes]]:
         return {blob.fields[0]: (blob, reader.read_blob(blob)) for blob in reader.metadata.blobs}
 
 
-def run(table: Path, spark: Any, **options: Any) -> StatsResult:
-    return compute_table_stats(table, master="local[2]", **{"full": True, **options},
-                               fileio=FileIO())
+def run(table: Path, spark: Any, sketcher: str = "spark", **options: Any) -> StatsResult:
+    """A full compute (on Spark unless ``sketcher`` says otherwise)."""
+    return compute_stats(table, sketcher=sketcher, **{"full": True, **options})
 
 
+@pytest.mark.parametrize("sketcher", SKETCHERS)
 @pytest.mark.parametrize("name", ["types_v2", "types_v3"])
-def test_sketch_bytes_equal_icebergs(name: str, stats_tables: Path, spark: Any,
+def test_sketch_bytes_equal_icebergs(name: str, sketcher: str, stats_tables: Path, spark: Any,
                                      tmp_path: Path) -> None:
     """Exact mode (and one column in estimation mode), every supported type, deletes (v2
     position delete files / v3 deletion vectors), a renamed column and a column older files
-    lack: identical sketches."""
+    lack: identical sketches, from either sketcher."""
     table = copy_table(stats_tables, name, tmp_path)
     expected = json.loads((stats_tables / "tables.json").read_text())[name]
     _, iceberg = iceberg_statistics(table)
-    result = run(table, spark)
+    result = run(table, spark, sketcher)
+    assert result.in_process == (sketcher == "in-process")
     assert result.rows_read == expected["live-rows"]
     assert result.snapshot_id == expected["current-snapshot-id"]
     if name == "types_v2":
@@ -124,7 +127,9 @@ def test_sketch_bytes_equal_icebergs(name: str, stats_tables: Path, spark: Any,
     assert Path(result.statistics_path).name.startswith(f"{result.snapshot_id}-")
 
 
-def test_estimation_mode(stats_tables: Path, spark: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sketcher", SKETCHERS)
+def test_estimation_mode(sketcher: str, stats_tables: Path, spark: Any,
+                         tmp_path: Path) -> None:
     """More than 4096 distinct values: Iceberg's sketch depends on which rows each of its Spark
     tasks saw and in what order (an Alpha sketch per task). m has 5,000 distinct values in each
     of 4 files, so one task's Alpha theta falls below the column's 4097th smallest hash and
@@ -132,7 +137,7 @@ def test_estimation_mode(stats_tables: Path, spark: Any, tmp_path: Path) -> None
     sketch byte for byte, NDV 5009 included."""
     table = copy_table(stats_tables, "wide_v2", tmp_path)
     _, iceberg = iceberg_statistics(table)
-    result = run(table, spark)
+    result = run(table, spark, sketcher)
     ours = read_blobs(result.statistics_path)
     by_name = {c.name: c for c in result.columns}
     for name in ("k", "h", "m"):
@@ -229,7 +234,7 @@ def test_uuid_column_hashed_as_text(stats_tables: Path, spark: Any, tmp_path: Pa
     so does the default; --uuid-hash bytes (the spec's 16 bytes) gives another estimate."""
     table = copy_table(stats_tables, "uuid_v2", tmp_path)
     assert_equals_icebergs(stats_tables, table, spark)
-    as_bytes = run(table, spark, columns=["u"], uuid_as_string=False)
+    as_bytes = run(table, spark, columns=["u"], uuid_hash="bytes")
     _, iceberg = iceberg_statistics(table)
     assert as_bytes.columns[0].ndv != int(iceberg[2][0].properties["ndv"])
     with PuffinReader(as_bytes.statistics_path) as reader:
@@ -405,6 +410,7 @@ def test_cli_human_summary(stats_tables: Path, spark: Any, tmp_path: Path) -> No
     lines = outcome.output.splitlines()
     assert lines[0].endswith(": 6 data files, deletes: 6 position delete files")
     assert lines[1] == "full: read 6 data files, 4,376 live rows (--full)"
+    assert lines[3].split() == ["column", "field", "ID", "type", "ndv", "sketch"]
     assert lines[4].split() == ["i", "1", "int", "300", "exact"]
     assert lines[-1].startswith("committed as v10.metadata.json (statistics for snapshot ")
 

@@ -56,10 +56,12 @@ def test_ship_package_to_cluster_executors_once() -> None:
 
 
 def test_summary_counts_read_in_the_singular_and_rows_per_second_skip_spark_start() -> None:
+    """Rows/s only for a sketching step that read enough rows to make it a rate (issue 28
+    §3); a fresh snapshot's file named once."""
     from dataclasses import replace
 
     from puffin_cli.analysis.scan import ScanResult
-    from puffin_cli.analysis.stats.result import StatsResult
+    from puffin_cli.analysis.stats.result import Mode, StatsResult
     from puffin_cli.render.stats import scan_lines, stats_lines
 
     result = StatsResult("t", 7, 1, 0, (), (), rows_read=1_000_000, data_files=1,
@@ -69,17 +71,18 @@ def test_summary_counts_read_in_the_singular_and_rows_per_second_skip_spark_star
     assert stats_lines(result)[:3] == [
         "snapshot 7 (sequence 1): 1 data file, deletes: 1 position delete file",
         "full: read 1 data file, 1,000,000 live rows (--full)",
-        "12.0 s; sketching 2.0 s (500,000 rows/s, Spark's start-up not counted)"]
-    incremental = replace(result, mode="incremental", mode_reason="base snapshot 3",
+        "12.0 s; sketching 2.0 s on Spark, its start-up not counted, 500,000 rows/s"]
+    incremental = replace(result, mode=Mode.INCREMENTAL, mode_reason="base snapshot 3",
                           in_process=True, rows_read=2000, files_read=2)
     assert stats_lines(incremental)[1:3] == [
         "incremental: read 2 data files, 2,000 live rows; base snapshot 3",
-        "12.0 s; sketching 2.0 s (1,000 rows/s, in this process)"]
-    fresh = replace(result, mode="fresh", mode_reason="snapshot 7 already has statistics (s)",
-                    rows_read=0)
+        "12.0 s; sketching 2.0 s in this process"]  # 2,000 rows: no rate
+    fresh = replace(result, mode=Mode.FRESH, statistics_path="m/7-u.stats",
+                    mode_reason="snapshot 7 already has statistics (m/7-u.stats)", rows_read=0)
     lines = stats_lines(fresh)
-    assert lines[1] == "fresh: snapshot 7 already has statistics (s)"
-    assert lines[-1] == "already fresh: s (nothing written; --full recomputes)"
+    assert lines[1] == "fresh: snapshot 7 has statistics of every column: m/7-u.stats"
+    assert lines[-1] == "nothing written (--full recomputes)"
+    assert "\n".join(lines).count("7-u.stats") == 1
     scan = ScanResult(1, 0, 0, 0, 0, 0, (), None, None, 1.0, catalog="c", tables=1)
     assert scan_lines(scan) == [
         "1 table of catalog c; 0 orphan Puffin files (under a table, referenced by none of "

@@ -11,6 +11,12 @@ from typing import TYPE_CHECKING
 
 import click
 
+from puffin_cli.analysis.stats.options import (
+    IN_PROCESS_ROWS,
+    SketcherChoice,
+    StatsOptions,
+    UuidHash,
+)
 from puffin_cli.cli.exit_codes import EXIT_BAD_FILE, EXIT_OK
 from puffin_cli.cli.grammar import Group, emit, renamed_flag, settings
 from puffin_cli.cli.options import (
@@ -25,7 +31,11 @@ from puffin_cli.cli.options import (
 )
 
 if TYPE_CHECKING:
-    from puffin_cli.analysis.stats.batch import StatsBatchResult, TableOutcome, TableTarget
+    from puffin_cli.analysis.stats import batch
+    from puffin_cli.analysis.stats.batch import TableOutcome, TableTarget
+    from puffin_cli.analysis.stats.pipeline import Output
+    from puffin_cli.analysis.stats.result import StatsResult
+    from puffin_cli.analysis.stats.sketcher import Planning
     from puffin_cli.analysis.table.loading import Table
     from puffin_cli.storage import FileInfo
 
@@ -66,20 +76,26 @@ def _is_catalog_table(catalog: str, name: str) -> bool:
     return True
 
 
-def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[str, str]]
-             ) -> list[TableTarget]:
+def _target(catalog: str | None, name: str, relocate: list[tuple[str, str]],
+            label: str | None = None) -> TableTarget:
+    """A table of the run: a path, or with ``catalog`` an identifier there."""
     from puffin_cli.analysis.stats.batch import TableTarget
     from puffin_cli.analysis.table.loading import Table
-    from puffin_cli.storage import default_io, name_of
+    from puffin_cli.storage import default_io
+
+    return TableTarget(name if label is None else label, partial(
+        Table.load, name, catalog=catalog, fileio=default_io(), relocate=relocate))
+
+
+def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[str, str]]
+             ) -> list[TableTarget]:
+    from puffin_cli.storage import name_of
 
     if catalog is None:
-        return [TableTarget(name_of(n.rstrip("/")) or n, partial(
-            Table.load, n, fileio=default_io(), relocate=relocate)) for n in names]
+        return [_target(None, n, relocate, name_of(n.rstrip("/")) or n) for n in names]
     from puffin_cli.analysis.catalog import table_names
 
-    return [TableTarget(n, partial(Table.load, n, catalog=catalog, fileio=default_io(),
-                                   relocate=relocate))
-            for n in table_names(catalog, names)]
+    return [_target(catalog, n, relocate) for n in table_names(catalog, names)]
 
 
 @stats.command("compute", renamed={"--uuid-as-bytes": renamed_flag("--uuid-hash", "bytes")})
@@ -103,9 +119,14 @@ def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[s
 @click.option("--full", is_flag=True,
               help="Read the whole snapshot, even when its statistics are fresh or an "
                    "ancestor's sketches could be extended (the default: incremental).")
+@click.option("--in-process", is_flag=True,
+              help="Sketch in this process whatever the size (no JVM started).")
+@click.option("--spark", "on_spark", is_flag=True,
+              help="Sketch on Spark whatever the size.")
 @click.option("--in-process-rows", type=click.IntRange(min=0), default=None, metavar="N",
-              help="Sketch an increment of at most N new rows in this process, without "
-                   "Spark (default 1000000; 0: always Spark).")
+              help="Without --spark or --in-process: sketch work of at most N rows to read "
+                   f"in this process, larger work on Spark (default {IN_PROCESS_ROWS}; 0: "
+                   "always Spark).")
 @click.option("--master", default=None, metavar="URL",
               help="Spark master (default local[*]; ignored under spark-submit).")
 @uuid_hash_option
@@ -118,7 +139,8 @@ def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[s
 @click.pass_context
 def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
             snapshot_id: int | None, commit: bool, output: str | None, every: bool,
-            dry_run: bool, full: bool, in_process_rows: int | None,
+            dry_run: bool, full: bool, in_process: bool, on_spark: bool,
+            in_process_rows: int | None,
             master: str | None, uuid_hash: str, spark_conf: dict[str, str],
             relocate: list[tuple[str, str]], catalog: str | None, quiet: bool,
             as_json: bool) -> None:
@@ -161,52 +183,68 @@ def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
     if output is not None and commit:
         raise click.UsageError("-o writes an unregistered file; --commit writes it in the "
                                "table's metadata folder: give one of them")
+    if in_process and on_spark:
+        raise click.UsageError("--in-process and --spark each choose the sketcher: give one")
     debug = settings(ctx).debug
     from puffin_cli.render.progress import ProgressDisplay
 
     if dry_run and snapshot_id is not None:
         raise click.UsageError("--dry-run plans the current snapshot; it excludes --snapshot")
-    if not dry_run and _one_table(catalog, targets, every):
-        _compute_one(ctx, targets[0], columns=_columns(columns), snapshot_id=snapshot_id,
-                     commit=commit, output=output, master=master, uuid_hash=uuid_hash,
-                     spark_conf=spark_conf, relocate=relocate, catalog=catalog,
-                     quiet=quiet, as_json=as_json, debug=debug, full=full,
-                     in_process_rows=in_process_rows)
-        return
-    if snapshot_id is not None:
+    one = not dry_run and _one_table(catalog, targets, every)
+    if snapshot_id is not None and not one:
         raise click.UsageError("--snapshot names a snapshot of one table")
-    run = _targets(catalog, targets, relocate)
+    names = _columns(columns)
+    choice = (SketcherChoice.IN_PROCESS if in_process else SketcherChoice.SPARK if on_spark
+              else SketcherChoice.AUTO)
+    options = StatsOptions(
+        columns=None if names is None else tuple(names), snapshot_id=snapshot_id, full=full,
+        commit=commit,
+        uuid_hash=UuidHash(uuid_hash), sketcher=choice,
+        **({} if in_process_rows is None else {"in_process_rows": in_process_rows}))
     from puffin_cli.storage import default_io
 
-    if output is not None and not dry_run and not _is_directory(
-            output, default_io().stat(output)):
-        raise click.BadParameter("with several tables, PATH is an existing directory (in an "
-                                 "object store: a prefix ending in /)", param_hint="-o")
+    if one:
+        where = _one_output(output, commit)
+        run = [_target(catalog, targets[0], relocate)]
+    else:
+        run = _targets(catalog, targets, relocate)
+        if output is not None and not dry_run and not _is_directory(
+                output, default_io().stat(output)):
+            raise click.BadParameter("with several tables, PATH is an existing directory (in "
+                                     "an object store: a prefix ending in /)", param_hint="-o")
+        where = None if commit else partial(_file_in, output or os.getcwd(), True)
+    from puffin_cli.analysis.stats import batch
+    from puffin_cli.spark.stats import SparkSketcher
+
     with ProgressDisplay(not quiet) as display:
+        spark = SparkSketcher(master, spark_conf, quiet=not debug, on_phase=display.phase)
         if dry_run:
             alone = not every and len(targets) == 1 and (
                 catalog is None or [t.label for t in run] == list(targets))
-            result = _plan(run, catalog, columns=_columns(columns), master=master,
-                           spark_conf=spark_conf, uuid_hash=uuid_hash, commit=commit,
-                           full=full, on_done=display.line, alone=alone)
-        else:
-            from puffin_cli.spark.stats import compute_tables
+            result: StatsResult | batch.StatsBatchResult = _plan(
+                run, catalog, options, spark.planning(), on_done=display.line, alone=alone)
+        elif one:
+            from puffin_cli.analysis.stats.pipeline import Sketchers, compute_loaded
 
-            where = output or os.getcwd()
+            display.phase("reading table metadata")
+            result = compute_loaded(run[0].load(), targets[0], options,
+                                    Sketchers.around(spark), output=where,
+                                    on_phase=display.phase, progress=display.advance)
+        else:
+            from puffin_cli.analysis.stats.pipeline import Sketchers, compute_tables
+
             result = compute_tables(
-                run, catalog=catalog, columns=_columns(columns), master=master,
-                spark_conf=spark_conf, uuid_as_string=uuid_hash == "text", commit=commit,
-                output=None if commit else partial(_file_in, where),
-                quiet_spark=not debug, on_phase=display.phase, progress=display.advance,
-                full=full, on_done=lambda outcome: display.line(_outcome_line(outcome)),
-                **({} if in_process_rows is None else {"in_process_rows": in_process_rows}))
-    from puffin_cli.render.stats import batch_view
+                run, options, Sketchers.around(spark), catalog=catalog, output=where,
+                on_phase=display.phase, progress=display.advance,
+                on_done=lambda outcome: display.line(_outcome_line(outcome)))
+    from puffin_cli.render.stats import batch_view, stats_view
 
     if as_json:
         emit(ctx, result)
     elif not quiet:
-        emit(ctx, result, batch_view)
-    sys.exit(EXIT_BAD_FILE if result.failed else EXIT_OK)
+        emit(ctx, result, stats_view if one else batch_view)
+    failed = isinstance(result, batch.StatsBatchResult) and result.failed
+    sys.exit(EXIT_BAD_FILE if failed else EXIT_OK)
 
 
 def _outcome_line(outcome: TableOutcome) -> str:
@@ -215,83 +253,65 @@ def _outcome_line(outcome: TableOutcome) -> str:
     return outcome_line(outcome)
 
 
-def _file_in(directory: str, label: str | None, snapshot_id: int) -> str:
+def _file_in(directory: str, named: bool, label: str, snapshot_id: int) -> str:
     """The statistics file of ``snapshot_id`` in ``directory``, named after the table
-    (``label``) when a run writes several."""
+    (``label``) when a run writes several (``named``)."""
     from puffin_cli.analysis.stats.steps import statistics_file_name
     from puffin_cli.storage import join
 
     name = statistics_file_name(snapshot_id)
-    return join(directory, name if label is None else f"{label}-{name}")
+    return join(directory, f"{label}-{name}" if named else name)
 
 
-def _plan(run: list[TableTarget], catalog: str | None, *, columns: list[str] | None,
-          master: str | None, spark_conf: dict[str, str], uuid_hash: str, commit: bool,
-          full: bool, on_done: Callable[[str], None], alone: bool) -> StatsBatchResult:
+def _plan(run: list[TableTarget], catalog: str | None, options: StatsOptions,
+          planning: Planning, *, on_done: Callable[[str], None],
+          alone: bool) -> batch.StatsBatchResult:
     """The dry run: every table's plan from metadata only (no Spark: a cluster's parallelism
-    is taken to be Spark's default shuffle partitions). ``alone``: one TABLE named (not a
-    namespace), whose run would fail without a current snapshot: so does its plan."""
+    is taken to be its least, ``spark.sql.shuffle.partitions``). ``alone``: one TABLE named
+    (not a namespace), whose run would fail without a current snapshot: so does its plan."""
     from puffin_cli.analysis.stats import batch
     from puffin_cli.analysis.table.commit import check_committable
     from puffin_cli.render.stats import outcome_line
-    from puffin_cli.spark.stats import local_parallelism
 
     start = time.monotonic()
-    parallelism = local_parallelism(master, spark_conf) or int(
-        spark_conf.get("spark.sql.shuffle.partitions", "200"))
 
     def each(table: Table, label: str) -> TableOutcome:
-        if commit:
+        if options.commit:
             check_committable(table)
-        return batch.plan_table(table, label, columns=columns, snapshot_id=None,
-                                parallelism=parallelism, uuid_hash=uuid_hash, full=full)
+        return batch.plan_table(table, label, columns=options.column_list, snapshot_id=None,
+                                parallelism=planning.assumed, uuid_hash=options.uuid_hash,
+                                full=options.full)
 
     outcomes = batch.run_tables(run, each, lambda outcome: on_done(outcome_line(outcome)),
                                 empty_is_error=alone)
-    return batch.batch_result(catalog, outcomes, dry_run=True, commit=commit,
+    return batch.batch_result(catalog, outcomes, dry_run=True, commit=options.commit,
                               seconds=time.monotonic() - start, spark_started=False)
 
 
-def _compute_one(ctx: click.Context, table: str, *, columns: list[str] | None,
-                 snapshot_id: int | None, commit: bool, output: str | None,
-                 master: str | None, uuid_hash: str, spark_conf: dict[str, str],
-                 relocate: list[tuple[str, str]], catalog: str | None, quiet: bool,
-                 as_json: bool, debug: bool, full: bool, in_process_rows: int | None) -> None:
-    from puffin_cli.render.progress import ProgressDisplay
-    from puffin_cli.spark.stats import compute_table_stats
+def _one_output(output: str | None, commit: bool) -> Output | None:
+    """Where one table's file goes: into the table (``None``) with --commit; else -o's file
+    or directory, or the current directory, checked before any work (a run never ends unable
+    to write)."""
     from puffin_cli.storage import default_io, is_remote, parent
 
-    where: str | Callable[[int], str] | None = output
-    if output is None and not commit:  # not in the table: no engine would see it there
-        where = partial(_file_in, os.getcwd(), None)
-    elif output is not None:  # known before any work: a run never ends unable to write
-        found = default_io().stat(output)
-        if _is_directory(output, found):
-            where = partial(_file_in, output, None)
-        elif found is not None:
-            raise click.BadParameter(f"{output} exists; the statistics file is created, "
-                                     "never overwritten: name a new file or a directory",
-                                     param_hint="-o")
-        elif not is_remote(output):  # an object store has prefixes, not folders to miss
-            folder = output if output.endswith("/") else parent(output) or "."
-            holder = default_io().stat(folder)
-            if holder is None or holder.kind != "dir":
-                raise click.BadParameter(f"{folder} is not a directory; the statistics "
-                                         "file is created in an existing one",
-                                         param_hint="-o")
-    with ProgressDisplay(not quiet) as display:
-        result = compute_table_stats(
-            table, catalog=catalog, columns=columns, snapshot_id=snapshot_id,
-            master=master, spark_conf=spark_conf, uuid_as_string=uuid_hash == "text",
-            commit=commit, relocate=relocate, quiet_spark=not debug, on_phase=display.phase,
-            progress=display.advance, fileio=default_io(), output=where, full=full,
-            **({} if in_process_rows is None else {"in_process_rows": in_process_rows}))
-    if as_json:
-        emit(ctx, result)
-    elif not quiet:
-        from puffin_cli.render.stats import stats_view
-
-        emit(ctx, result, stats_view)
+    if commit:
+        return None
+    if output is None:  # not in the table: no engine would see it there
+        return partial(_file_in, os.getcwd(), False)
+    found = default_io().stat(output)
+    if _is_directory(output, found):
+        return partial(_file_in, output, False)
+    if found is not None:
+        raise click.BadParameter(f"{output} exists; the statistics file is created, never "
+                                 "overwritten: name a new file or a directory",
+                                 param_hint="-o")
+    if not is_remote(output):  # an object store has prefixes, not folders to miss
+        folder = output if output.endswith("/") else parent(output) or "."
+        holder = default_io().stat(folder)
+        if holder is None or holder.kind != "dir":
+            raise click.BadParameter(f"{folder} is not a directory; the statistics file is "
+                                     "created in an existing one", param_hint="-o")
+    return lambda _label, _snapshot_id: output
 
 
 def _is_directory(output: str, found: FileInfo | None) -> bool:

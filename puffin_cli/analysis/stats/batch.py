@@ -17,15 +17,24 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from puffin_cli.analysis.stats.incremental import FRESH, FULL, ColumnDecision, RefreshDecision
-from puffin_cli.analysis.stats.result import StatsResult
+from puffin_cli.analysis.stats.incremental import ColumnDecision, RefreshDecision
+from puffin_cli.analysis.stats.options import TextEnum, UuidHash
+from puffin_cli.analysis.stats.result import Mode, StatsResult
 from puffin_cli.errors import PuffinError
 
 if TYPE_CHECKING:
     from puffin_cli.analysis.table.loading import Table
 
-COMPUTED, FRESH_STATUS, FAILED, PLANNED = "computed", "fresh", "failed", "planned"
-EMPTY = "empty"  # no current snapshot: nothing to compute
+
+
+class Status(TextEnum):
+    """What became of one table of a run."""
+
+    COMPUTED = "computed"
+    FRESH = "fresh"  # its statistics were there: left as it is
+    EMPTY = "empty"  # no current snapshot: nothing to compute
+    FAILED = "failed"
+    PLANNED = "planned"  # a dry run's
 
 
 @dataclass(frozen=True)
@@ -38,7 +47,7 @@ class RefreshPlan:
 
     snapshot_id: int
     spark_uses: str | None
-    mode: str
+    mode: Mode
     mode_reason: str
     data_files: int
     rows: int
@@ -56,7 +65,7 @@ class TableError:
 @dataclass(frozen=True)
 class TableOutcome:
     table: str
-    status: str  # computed, fresh, empty, failed, planned
+    status: Status
     seconds: float
     plan: RefreshPlan | None = None
     result: StatsResult | None = None
@@ -98,9 +107,9 @@ def refresh_plan(decision: RefreshDecision) -> RefreshPlan:
                   if s.snapshot_id == decision.snapshot_id]
     rows = sum(f.record_count for f in plan.data_files)
     mode = decision.mode
-    if mode == FULL:
+    if mode is Mode.FULL:
         files, read = len(plan.data_files), rows
-    elif mode == FRESH:
+    elif mode is Mode.FRESH:
         files, read = 0, 0
     else:
         files, read = decision.new_data_files, decision.new_rows
@@ -131,11 +140,12 @@ def run_tables(targets: Sequence[TableTarget], each: Callable[[Table, str], Tabl
         try:
             table = target.load()
             if not empty_is_error and table.current_snapshot() is None:
-                outcome = TableOutcome(target.label, EMPTY, round(time.monotonic() - start, 3))
+                outcome = TableOutcome(target.label, Status.EMPTY,
+                                       round(time.monotonic() - start, 3))
             else:
                 outcome = each(table, target.label)
         except PuffinError as exc:
-            outcome = TableOutcome(target.label, FAILED, round(time.monotonic() - start, 3),
+            outcome = TableOutcome(target.label, Status.FAILED, round(time.monotonic() - start, 3),
                                    error=TableError(exc.code, str(exc)))
         outcomes.append(outcome)
         on_done(outcome)
@@ -143,7 +153,7 @@ def run_tables(targets: Sequence[TableTarget], each: Callable[[Table, str], Tabl
 
 
 def plan_table(table: Table, label: str, *, columns: list[str] | None,
-               snapshot_id: int | None, parallelism: int, uuid_hash: str,
+               snapshot_id: int | None, parallelism: int, uuid_hash: UuidHash,
                full: bool = False) -> TableOutcome:
     """A dry run of one table: its :class:`RefreshPlan`, from metadata only."""
     from puffin_cli.analysis.stats.incremental import decide_refresh
@@ -151,17 +161,17 @@ def plan_table(table: Table, label: str, *, columns: list[str] | None,
     start = time.monotonic()
     decision = decide_refresh(table, snapshot_id, columns, full=full, parallelism=parallelism,
                               uuid_hash=uuid_hash)
-    return TableOutcome(label, PLANNED, round(time.monotonic() - start, 3),
+    return TableOutcome(label, Status.PLANNED, round(time.monotonic() - start, 3),
                         plan=refresh_plan(decision))
 
 
 def batch_result(catalog: str | None, outcomes: tuple[TableOutcome, ...], *, dry_run: bool,
                  commit: bool, seconds: float, spark_started: bool) -> StatsBatchResult:
-    def count(status: str) -> int:
-        return sum(1 for o in outcomes if o.status == status)
+    def count(status: Status) -> int:
+        return sum(1 for o in outcomes if o.status is status)
 
-    summary = BatchSummary(len(outcomes), count(COMPUTED), count(FRESH_STATUS), count(EMPTY),
-                           count(FAILED), count(PLANNED),
+    summary = BatchSummary(len(outcomes), count(Status.COMPUTED), count(Status.FRESH),
+                           count(Status.EMPTY), count(Status.FAILED), count(Status.PLANNED),
                            sum(o.result.rows_read for o in outcomes if o.result is not None),
                            round(seconds, 3), spark_started)
     return StatsBatchResult(catalog, dry_run, commit, outcomes, summary)

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from puffin_cli.analysis.stats.files import Column, top_level_fields
 from puffin_cli.analysis.stats.plan import StatsPlan, plan_snapshot
+from puffin_cli.analysis.stats.result import Mode
 from puffin_cli.analysis.stats.steps import UUID_HASH_PROPERTY, Sketches, plan_statistics
 from puffin_cli.analysis.stats.task_groups import (
     TASK_PLANNING_PROPERTY,
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from puffin_cli.analysis.table.metadata import Snapshot, StatisticsEntry
     from puffin_cli.blobs.theta.compact import CompactTheta
 
-FRESH, INCREMENTAL, FULL = "fresh", "incremental", "full"
+FRESH, INCREMENTAL, FULL = Mode.FRESH, Mode.INCREMENTAL, Mode.FULL
 # Operations that remove rows or regroup files (Iceberg's DataOperations).
 ROW_REMOVING_OPERATIONS = frozenset({"delete", "overwrite", "replace"})
 # Writers whose theta blobs are Iceberg's compute_table_stats sketches: Iceberg's Spark action
@@ -73,7 +74,7 @@ class ColumnDecision:
 
     field_id: int
     name: str
-    mode: str
+    mode: Mode
     base_snapshot_id: int | None
     reason: str  # why full, or which base is used
     base_file: str | None = None  # the statistics file whose blob is reused
@@ -100,7 +101,7 @@ class RefreshDecision:
         default=(), repr=False, compare=False)
 
     @property
-    def mode(self) -> str:
+    def mode(self) -> Mode:
         """``fresh`` when every column is; ``full`` when any column is (the whole snapshot
         is read); else ``incremental``."""
         modes = {c.mode for c in self.columns}

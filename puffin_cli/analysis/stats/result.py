@@ -1,11 +1,27 @@
-"""What ``puffin stats compute`` reports: the result the Spark pipeline
-(:mod:`puffin_cli.spark.stats`) returns and :mod:`puffin_cli.render.stats` shows."""
+"""What ``puffin stats compute`` reports: the result the pipeline (:mod:`.pipeline`) returns
+and :mod:`puffin_cli.render.stats` shows, and the words it is made of."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from puffin_cli.analysis.stats.kept import OtherColumn
+from puffin_cli.analysis.stats.options import TextEnum
+
+
+class Mode(TextEnum):
+    """How a column's (or a snapshot's) statistics are made (:mod:`.incremental`)."""
+
+    FRESH = "fresh"  # the snapshot has them already: nothing written
+    INCREMENTAL = "incremental"  # an ancestor's sketch unioned with the new tasks'
+    FULL = "full"  # every task of the snapshot
+
+
+class Where(TextEnum):
+    """Which sketcher ran the tasks (:mod:`.sketcher`)."""
+
+    IN_PROCESS = "in-process"
+    SPARK = "spark"
 
 
 @dataclass(frozen=True)
@@ -18,7 +34,7 @@ class ColumnStats:
     retained: int
     exact: bool
     theta_long: int
-    mode: str = "full"  # fresh, incremental or full (:mod:`.incremental`)
+    mode: Mode = Mode.FULL
     base_snapshot_id: int | None = None  # the snapshot whose sketch was reused
     mode_reason: str = ""  # why full, or which base was used
 
@@ -46,12 +62,24 @@ class StatsResult:
     committed_version: int | None = None
     committed_metadata: str | None = None  # the metadata file the commit published
     sketch_seconds: float = 0.0  # the sketching job's wall time (no Spark start-up)
-    mode: str = "full"  # fresh (nothing written), incremental or full: the columns' modes
+    mode: Mode = Mode.FULL  # the columns' modes: fresh only when every column is
     base_snapshot_id: int | None = None  # the base of the incremental columns, when one
     mode_reason: str = ""
     files_read: int = 0  # data files the sketching read (all of them for a full compute)
-    in_process: bool = False  # sketched in this process (a small increment), not on Spark
+    in_process: bool = False  # sketched in this process (small work), not on Spark
     # where the file is: in the table's metadata folder (registered with --commit) or not
     in_table: bool = True
     kept_from: str | None = None  # the snapshot's registered statistics file, if any
     other_columns: tuple[OtherColumn, ...] = ()  # its blobs no column computed replaces
+    # columns of the snapshot's schema the new file has no statistics of (--columns)
+    missing_columns: tuple[str, ...] = ()
+    follow_up: str | None = None  # the command that adds them
+    # the statistics file the commit replaced, deleted after it (no other entry named it)
+    deleted_file: str | None = None
+
+    @property
+    def where(self) -> Where | None:
+        """The sketcher that ran (``None``: fresh, nothing sketched)."""
+        if self.mode is Mode.FRESH:
+            return None
+        return Where.IN_PROCESS if self.in_process else Where.SPARK

@@ -22,6 +22,7 @@ from puffin_cli.analysis.stats.data_files import SliceSpec, read_batches
 from puffin_cli.analysis.stats.files import (
     Column,
 )
+from puffin_cli.analysis.stats.options import UuidHash
 from puffin_cli.analysis.stats.row_deletes import RowDeletes, equality_keep
 from puffin_cli.blobs.arrow_values import SerializedColumn, serialize_column
 from puffin_cli.blobs.theta import AlphaSketch, CompactTheta
@@ -50,7 +51,7 @@ class TaskSpec:
 
 
 def task_specs(plan: StatsPlan, groups: Sequence[TaskGroup], *,
-               uuid_as_string: bool = True) -> list[TaskSpec]:
+               uuid_hash: UuidHash = UuidHash.TEXT) -> list[TaskSpec]:
     """One :class:`TaskSpec` per Iceberg task group: its splits in order, each with the
     deletes that apply to its data file (the task reads every file's own schema)."""
     return [TaskSpec(tuple(SliceSpec(
@@ -60,7 +61,7 @@ def task_specs(plan: StatsPlan, groups: Sequence[TaskGroup], *,
         position_deletes=split.file.position_deletes,
         equality_deletes=split.file.equality_deletes, name_mapping=plan.name_mapping,
         constants=split.file.constants, fileio=plan.table.fileio) for split in group.splits),
-        plan.columns, uuid_as_string)
+        plan.columns, uuid_hash.as_text)
         for group in groups]
 
 

@@ -4,8 +4,9 @@
    (:mod:`.plan`); the task groups follow from it and a parallelism (:mod:`.task_groups`).
    This is all a dry run needs.
 2. sketching: one task per task group (:mod:`.sketch_task`), the partial sketches unioned per
-   column (:func:`union_results`, what Iceberg's final aggregate does): on Spark
-   (:mod:`puffin_cli.spark.stats`) or in this process (:func:`sketch_groups`).
+   column (:func:`union_results`, what Iceberg's final aggregate does): in this process
+   (:func:`sketch_groups`) or on Spark, behind one interface (:mod:`.sketcher`);
+   :mod:`.pipeline` runs the steps in a row.
 3. :func:`write_statistics`: the Puffin file, one zstd theta blob per column with its ``ndv``,
    then the blobs of the snapshot's registered file that no column computed now replaces
    (:mod:`.kept`, copied as stored);
@@ -22,12 +23,13 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from puffin_cli.analysis.stats.kept import UUID_HASH_PROPERTY as UUID_HASH_PROPERTY
 from puffin_cli.analysis.stats.kept import KeptBlobs, OtherColumn
+from puffin_cli.analysis.stats.options import UuidHash
 from puffin_cli.analysis.stats.plan import StatsPlan, plan_snapshot, stats_snapshot
 from puffin_cli.analysis.stats.result import ColumnStats
 from puffin_cli.blobs.theta import MAX_THETA, CompactTheta, ThetaAccumulator
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
     from puffin_cli.analysis.table.loading import Table
     from puffin_cli.analysis.table.updates import CommitResult, StatisticsFileEntry
 
+Progress = Callable[[int, int], None]  # (completed tasks, total tasks)
 
 
 @dataclass(frozen=True)
@@ -109,13 +112,23 @@ def union_results(plan: StatsPlan, results: Iterable[TaskResult | TaskFailure]) 
 
 
 def sketch_groups(plan: StatsPlan, groups: Sequence[TaskGroup], *,
-                  uuid_as_string: bool = True) -> Sketches:
+                  uuid_hash: UuidHash = UuidHash.TEXT,
+                  progress: Progress | None = None) -> Sketches:
     """The sketches of ``groups`` (some of the plan's task groups), one task after another in
-    this process."""
+    this process (``progress`` told the tasks done)."""
     from puffin_cli.analysis.stats.sketch_task import run_task, task_specs
 
-    specs = task_specs(plan, groups, uuid_as_string=uuid_as_string)
-    return union_results(plan, (run_task(spec) for spec in specs))
+    specs = task_specs(plan, groups, uuid_hash=uuid_hash)
+
+    def results() -> Iterator[TaskResult | TaskFailure]:
+        for done, spec in enumerate(specs):
+            if progress is not None:
+                progress(done, len(specs))
+            yield run_task(spec)
+        if progress is not None:
+            progress(len(specs), len(specs))
+
+    return union_results(plan, results())
 
 
 def statistics_file_name(snapshot_id: int) -> str:
@@ -124,7 +137,7 @@ def statistics_file_name(snapshot_id: int) -> str:
 
 
 def write_statistics(plan: StatsPlan, sketches: Sketches, *, planning: TaskPlanning,
-                     uuid_as_string: bool = True, target: str | None = None,
+                     uuid_hash: UuidHash = UuidHash.TEXT, target: str | None = None,
                      kept: KeptBlobs | None = None) -> WrittenStatistics:
     """Write the statistics file at ``target`` or, by default, where a commit registers it:
     ``<table>/metadata/<snapshot-id>-<uuid>.stats``. The sketches come first, then the
@@ -136,9 +149,8 @@ def write_statistics(plan: StatsPlan, sketches: Sketches, *, planning: TaskPlann
     in_table = target is None
     name = statistics_file_name(snapshot.snapshot_id)
     path = join(plan.table.statistics_dir, name) if target is None else target
-    uuid_hash = "text" if uuid_as_string else "bytes"
     others: tuple[OtherColumn, ...] = ()
-    properties = {UUID_HASH_PROPERTY: uuid_hash,
+    properties = {UUID_HASH_PROPERTY: uuid_hash.value,
                   TASK_PLANNING_PROPERTY: planning.to_property()}
     with PuffinWriter(path, properties=properties, fileio=plan.table.fileio) as writer:
         for column, sketch in zip(plan.columns, sketches.sketches, strict=True):
