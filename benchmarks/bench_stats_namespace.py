@@ -3,9 +3,11 @@
 20 tables of 1,000 rows each (columns long, string, int; two appends by pyiceberg, so two
 data files), written with pyiceberg's SQL catalog on an in-memory sqlite into a local
 warehouse and named by their metadata files. Measured, each a cold subprocess on
-``--master local[2]``: `puffin stats compute T1 ... T20 --full -o DIR` (one Spark session for
-every table), against 20 runs of `puffin stats compute Ti --full -o FILE` one after another
-(a JVM started for each). ``--full`` so that every table is read whatever its statistics.
+``--master local[2]``, ``--spark`` (small tables run in process by default:
+bench_sketchers.py measures that): `puffin stats compute T1 ... T20 --full -o DIR` (one
+Spark session for every table), against 20 runs of `puffin stats compute Ti --full -o FILE`
+one after another (a JVM started for each). ``--full`` so that every table is read whatever
+its statistics.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def build_tables(warehouse: Path) -> list[str]:
 
 def run(tmp: Path) -> list[tuple[str, float, str]]:
     tables = build_tables(tmp / "warehouse")
-    common = ["--full", "--master", "local[2]", "-q"]
+    common = ["--full", "--spark", "--master", "local[2]", "-q"]
     together = tmp / "together"
     together.mkdir()
     one_run, _rss = run_measured([*PUFFIN, "stats", "compute", *tables, *common,

@@ -40,9 +40,11 @@ if TYPE_CHECKING:
     from puffin_cli.storage import FileInfo
 
 
-@click.group("stats", cls=Group, short_help="Table statistics computed with Apache Spark.")
+@click.group("stats", cls=Group,
+             short_help="Table statistics: small tables in this process, large ones on Spark.")
 def stats() -> None:
-    """Table statistics computed with Apache Spark (needs the `spark` extra: pyspark 4.1+)."""
+    """Table statistics, as Iceberg's Spark procedure computes them: small work runs in this
+    process (no JVM), large work on Apache Spark (the `spark` extra: pyspark 4.1+)."""
 
 
 def _columns(text: str | None) -> list[str] | None:
@@ -149,14 +151,21 @@ def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
     TABLE is a table directory or a *.metadata.json file; with --catalog, a table identifier
     NAMESPACE.TABLE of that catalog (and --commit commits through the catalog). Reads the
     snapshot's live rows (position delete files, deletion vectors and equality deletes
-    applied) with Spark, matching columns by field ID, and writes a statistics file: one
+    applied) in Iceberg's Spark tasks, matching columns by field ID, and writes a statistics
+    file: one
     zstd-compressed apache-datasketches-theta-v1 blob per column with its `ndv`, plus the
     other columns' blobs of the snapshot's statistics file (kept, not lost). With --commit it
     is written to TABLE/metadata/<snapshot-id>-<uuid>.stats and registered (a table that
     cannot be committed to is refused before any work; a failed commit leaves no file);
-    without, to -o PATH or the current directory, and no engine uses it.
+    without, to -o PATH or the current directory, and no engine uses it. The file a commit
+    replaces is deleted when no other entry names it.
 
-    Many tables in one Spark session: several TABLEs, or with --catalog a NAMESPACE (a name
+    Small work runs in this process, no JVM: a full compute or an increment that reads at
+    most --in-process-rows rows (and 512 MiB of data files); larger work on Spark (one
+    session for the run, started only when a table needs it). --in-process and --spark
+    choose one whatever the size; both give the same bytes.
+
+    Many tables in one run: several TABLEs, or with --catalog a NAMESPACE (a name
     that is not a table of the catalog: every table in it and below it) or --all. A table
     whose snapshot already has statistics of every column is left as it is, one without a
     snapshot (never written) has nothing to compute (an error when named alone); one line

@@ -261,6 +261,10 @@ def _snapshot(console: Console, view: SnapshotView, paths: TablePaths) -> None:
                          ", ".join(str(f) for f in blob.fields),
                          "" if blob.ndv is None else f"{blob.ndv:,}")
         _grid(console, grid, _INDENT)
+    if view.columns_without_statistics:
+        layout.row(console, "  no statistics", Text(
+            f"{', '.join(view.columns_without_statistics)} (puffin stats compute adds them)",
+            style="yellow"))
     _statistics_used(console, view, paths)
     for part in view.partition_statistics:
         _path_row(console, "  partition statistics", paths.short(part.path))

@@ -97,6 +97,8 @@ class SnapshotView:
     deletion_vectors: tuple[DeletionVector, ...]
     totals: Totals
     deletion_vectors_omitted: int = 0  # not listed (``--limit``); counted in ``totals``
+    # with statistics files for the snapshot: the primitive columns no theta blob covers
+    columns_without_statistics: tuple[str, ...] = ()
     removed_rows: int = 0  # rows its replaced data files took away (Snapshot.removed_rows)
 
 

@@ -27,6 +27,7 @@ from puffin_cli.analysis.table.metadata import Snapshot, find_tables, is_table_d
 from puffin_cli.analysis.table.report import (
     DeletionVector,
     SnapshotView,
+    StatisticsFile,
     TableReport,
     TablesReport,
     Totals,
@@ -34,7 +35,7 @@ from puffin_cli.analysis.table.report import (
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.facts import ABOUT_SNAPSHOT, DATA, DELETES, Duplicate, Facts, FileRef
 from puffin_cli.format.findings import Severity
-from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE, THETA_BLOB_TYPE
 from puffin_cli.storage import FileIO
 
 # (snapshots done, snapshots in all): called after each snapshot of a table.
@@ -220,7 +221,22 @@ class TableWalk:
             partition_statistics=checks.partition_statistics(sid),
             deletion_vectors=listed, totals=totals,
             deletion_vectors_omitted=len(live.dvs) - len(listed),
+            columns_without_statistics=self._unsketched(sid, stats),
             removed_rows=snapshot.removed_rows)
+
+    def _unsketched(self, snapshot_id: int, stats: tuple[StatisticsFile, ...]
+                    ) -> tuple[str, ...]:
+        """The columns ``stats compute`` sketches that no theta blob of the snapshot's
+        statistics files covers (none listed when it has no file: that is said already)."""
+        if not stats:
+            return ()
+        from puffin_cli.analysis.stats.files import primitive_type, top_level_fields
+
+        covered = {f for s in stats for b in s.blobs if b.type == THETA_BLOB_TYPE
+                   for f in b.fields}
+        schema = self.table.metadata.schema_for(snapshot_id)[1]
+        return tuple(str(f["name"]) for f in top_level_fields(schema)
+                     if primitive_type(f) is not None and f["id"] not in covered)
 
     def finish(self) -> TableReport:
         table, checks, metadata = self.table, self.checks, self.table.metadata
