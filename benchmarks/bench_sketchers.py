@@ -4,11 +4,12 @@ Tables written by pyiceberg (SQL catalog on sqlite, local warehouse; columns lon
 int as in bench_stats_namespace.py), each `puffin stats compute TABLE --full -o FILE` a cold
 subprocess on `--master local[2]` (the machine's two cores), so the JVM's start is counted:
 
-1. the crossover: a table of PUFFIN_BENCH_SKETCH_ROWS rows (default 200,000 and 4,000,000)
-   sketched `--in-process` and `--spark`; each sketcher's cost modelled as fixed seconds plus
-   rows over a rate (from the two sizes), and the rows where the two costs cross (none when
-   this process's rate is the higher: it is then faster at any size up to the largest
-   measured);
+1. the crossover: tables of PUFFIN_BENCH_SKETCH_ROWS rows (default 2,000,000 and 20,000,000,
+   appended 2,000,000 rows at a time: one data file, so one Spark task, each; ids in order,
+   names one of 1,000,000 random strings, a bucket of 13) sketched `--in-process` and
+   `--spark`: each one's rows/s (the JVM start counted), its cost modelled as fixed seconds
+   plus rows over a rate (from the two sizes), and the rows where the two costs cross (none
+   when this process's rate is the higher: it is then faster at any size measured);
 2. a table of 1,000 rows, cold, chosen by size (in process) against `--spark`, today's
    (goal <= 0.1x);
 3. a namespace of 20 tables of 1,000 rows in one run, chosen by size (no JVM) against
@@ -24,12 +25,13 @@ from bench_stats_namespace import build_tables
 from common import PUFFIN, run_measured
 
 SIZES = tuple(int(n) for n in os.environ.get(
-    "PUFFIN_BENCH_SKETCH_ROWS", "200000,4000000").split(","))
+    "PUFFIN_BENCH_SKETCH_ROWS", "2000000,20000000").split(","))
+APPEND = 2_000_000  # rows per append (per data file)
 COMMON = ["--full", "--master", "local[2]", "-q"]
 
 
 def build_table(warehouse: Path, rows: int) -> str:
-    """A table of ``rows`` rows in one append (one data file), its metadata file."""
+    """A table of ``rows`` rows, ``APPEND`` rows a data file; its metadata file."""
     import numpy as np
     import pyarrow as pa
     from pyiceberg.catalog.sql import SqlCatalog
@@ -37,12 +39,19 @@ def build_table(warehouse: Path, rows: int) -> str:
     warehouse.mkdir()
     catalog = SqlCatalog("bench", uri="sqlite:///:memory:", warehouse=warehouse.as_uri())
     catalog.create_namespace("db")
-    ids = np.arange(rows, dtype=np.int64)
-    data = pa.table({"id": pa.array(ids),
-                     "name": pa.array(np.char.add("n", (ids % 100_003).astype(str))),
-                     "bucket": pa.array((ids % 13).astype(np.int32))})
-    table = catalog.create_table("db.t", schema=data.schema)
-    table.append(data)
+    random = np.random.default_rng(28)
+    names = pa.array([f"name-{n:07}" for n in range(1_000_000)])
+    table = None
+    for start in range(0, rows, APPEND):
+        count = min(APPEND, rows - start)
+        ids = np.arange(start, start + count, dtype=np.int64)
+        data = pa.table({"id": pa.array(ids),
+                         "name": names.take(pa.array(random.integers(0, len(names), count))),
+                         "bucket": pa.array((ids % 13).astype(np.int32))})
+        if table is None:
+            table = catalog.create_table("db.t", schema=data.schema)
+        table.append(data)
+    assert table is not None
     return str(table.metadata_location.removeprefix("file://"))
 
 
@@ -57,14 +66,19 @@ def data_bytes(metadata: str) -> int:
 
 
 def compute(tmp: Path, table: str, *extra: str) -> float:
+    return compute_measured(tmp, table, *extra)[0]
+
+
+def compute_measured(tmp: Path, table: str, *extra: str) -> tuple[float, int]:
+    """(seconds, peak RSS KiB) of one cold command."""
     out = tmp / "out"
     out.mkdir(exist_ok=True)
-    seconds, _rss = run_measured([*PUFFIN, "stats", "compute", table, *COMMON, *extra,
+    seconds, rss = run_measured([*PUFFIN, "stats", "compute", table, *COMMON, *extra,
                                   "-o", str(out)])
     found = list(out.glob("*.stats"))
     assert len(found) == 1, found
     found[0].unlink()
-    return seconds
+    return seconds, rss
 
 
 def crossover(small: tuple[int, float], large: tuple[int, float],
@@ -89,9 +103,13 @@ def run(tmp: Path) -> list[tuple[str, float, str]]:
         table = build_table(tmp / f"w{size}", size)
         compute(tmp, table, "--in-process")  # warm-up: the page cache
         for sketcher in points:
-            seconds = compute(tmp, table, f"--{sketcher}")
+            seconds, rss = compute_measured(tmp, table, f"--{sketcher}")
+            if sketcher == "in-process":
+                rows.append((f"{size:,} rows, --in-process: peak RSS", rss / 1024, "MiB"))
             points[sketcher].append((size, seconds))
             rows.append((f"{size:,} rows, --{sketcher}, cold command", seconds, "s"))
+            rows.append((f"{size:,} rows, --{sketcher}: rows/s, start included",
+                         size / seconds, "rows/s"))
         rows.append((f"{size:,} rows: data file bytes per row", data_bytes(table) / size, "B"))
     fixed_in, rate_in, fixed_spark, rate_spark, cross = crossover(
         points["in-process"][0], points["in-process"][-1], points["spark"][0],
