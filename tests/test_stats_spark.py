@@ -412,7 +412,10 @@ def test_cli_human_summary(stats_tables: Path, spark: Any, tmp_path: Path) -> No
     assert lines[1] == "full: read 6 data files, 4,376 live rows (--full)"
     assert lines[3].split() == ["column", "field", "ID", "type", "ndv", "sketch"]
     assert lines[4].split() == ["i", "1", "int", "300", "exact"]
-    assert lines[-1].startswith("committed as v10.metadata.json (statistics for snapshot ")
+    assert lines[-2].startswith("committed as v10.metadata.json (statistics for snapshot ")
+    # Iceberg's file for the snapshot, replaced and named by no other entry: deleted
+    assert lines[-1] == ("deleted the snapshot's statistics file above, which the commit "
+                         "replaced (no other entry names it)")
 
 
 # --- the projected inputs hash as Iceberg serializes (Spark 4.3 theta_sketch_agg) -------------
