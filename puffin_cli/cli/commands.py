@@ -16,7 +16,7 @@ SUMMARIES = {
     "repair": "Repair what `puffin table` finds, in one commit.",
     "write": "Write a Puffin file: Theta sketches, deletion vectors, raw blobs.",
     "diff": "What two Puffin files say differently, blob by blob.",
-    "stats": "Table statistics: small tables in this process, large ones on Spark.",
+    "stats": "Table statistics: small tables in this process, others on Spark.",
     "scan": "Validate every Puffin file of a warehouse, in parallel on Spark.",
 }
 

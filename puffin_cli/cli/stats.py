@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 
 @click.group("stats", cls=Group,
-             short_help="Table statistics: small tables in this process, large ones on Spark.")
+             short_help="Table statistics: small tables in this process, others on Spark.")
 def stats() -> None:
     """Table statistics, as Iceberg's Spark procedure computes them: small work runs in this
     process (no JVM), large work on Apache Spark (the `spark` extra: pyspark 4.1+)."""
