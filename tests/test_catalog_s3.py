@@ -265,7 +265,7 @@ def test_readme_catalog_example(tmp_path: Path) -> None:
     assert returncode == 0, output
     assert "  statistics       none registered for this snapshot or its ancestors" in lines
     assert "  id             1  long                      1,000  exact" in lines, output
-    assert "  city        2  string                       37  exact" in lines, output
+    assert "  city           2  string                       37  exact" in lines, output
     assert any(line.startswith("committed as 00002-") for line in lines), output
     # the dry run plans namespace db before any statistics; the namespace run after the
     # commit finds them fresh
