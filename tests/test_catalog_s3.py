@@ -271,8 +271,8 @@ def test_readme_catalog_example(tmp_path: Path) -> None:
     # commit finds them fresh
     planned = [line for line in lines if line.startswith("db.events: snapshot ")]
     assert len(planned) == 2, output
-    assert planned[0].endswith(": full, reads 1 data file, 1,000 rows of 1 file (no ancestor "
-                               "has statistics of this column); Spark uses: none"), output
+    assert planned[0].endswith(": full in process, reads 1 data file, 1,000 rows of 1 file (no "
+                               "ancestor has statistics of this column); Spark uses: none"), output
     assert "plan for 1 table: 1 full (1 data file, 1,000 rows); nothing computed, no Spark " \
         "started" in lines, output
     assert ": fresh, left as it is (s3://demo/catalog/" in planned[1], output

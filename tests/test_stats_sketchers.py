@@ -8,6 +8,7 @@ test_stats_incremental.py, test_stats_heldout.py and the others (parametrized by
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,8 @@ from test_stats_batch import run_no_spark
 
 from puffin_cli.analysis.stats.incremental import decide_refresh
 from puffin_cli.analysis.stats.options import SketcherChoice, StatsOptions
-from puffin_cli.analysis.stats.pipeline import Work, choose_sketcher, groups_settled
-from puffin_cli.analysis.stats.result import Where
-from puffin_cli.analysis.stats.sketcher import Planning
+from puffin_cli.analysis.stats.result import Mode, SketcherReason, Where
+from puffin_cli.analysis.stats.sketcher import Planning, Work, choose_sketcher, groups_settled
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.storage import FileIO
 
@@ -67,27 +67,68 @@ def test_the_sketcher_is_chosen_by_the_work(sql_catalog: Any) -> None:  # noqa: 
     """Rows (and bytes) to read under the threshold: this process, full or not; above it, or
     --spark: Spark; --in-process whatever the size. A cluster's parallelism is unknown
     without Spark: small work whose split size is at its floor for any parallelism of at
-    least spark.sql.shuffle.partitions is still sketched here."""
+    least spark.sql.shuffle.partitions is still sketched here. Each choice has its reason's
+    stable code and words."""
     table = Table.load("db.events", catalog="test", fileio=FileIO())
     decision = decide_refresh(table, None, None, full=True, parallelism=200)
     work = Work.of(decision)
     assert (work.files, work.rows) == (2, 1000) and work.bytes > 0
     local = Planning(200, 200)
 
-    def chosen(**options: Any) -> Where:
-        return choose_sketcher(StatsOptions(**options), decision, work, local)
+    def chosen(planning: Planning = local, **options: Any) -> tuple[Where, SketcherReason]:
+        choice = choose_sketcher(StatsOptions(**options), decision, work, planning)
+        return choice.where, choice.reason
 
-    assert chosen() is Where.IN_PROCESS
-    assert chosen(in_process_rows=999) is Where.SPARK
-    assert chosen(in_process_bytes=work.bytes - 1) is Where.SPARK
-    assert chosen(sketcher=SketcherChoice.SPARK) is Where.SPARK
-    assert chosen(in_process_rows=0, sketcher=SketcherChoice.IN_PROCESS) is Where.IN_PROCESS
+    assert chosen() == (Where.IN_PROCESS, SketcherReason.SMALL)
+    assert chosen(in_process_rows=999) == (Where.SPARK, SketcherReason.ROWS)
+    assert chosen(in_process_bytes=work.bytes - 1) == (Where.SPARK, SketcherReason.BYTES)
+    assert chosen(sketcher=SketcherChoice.SPARK) == (Where.SPARK, SketcherReason.FORCED_SPARK)
+    assert chosen(in_process_rows=0, sketcher=SketcherChoice.IN_PROCESS) == (
+        Where.IN_PROCESS, SketcherReason.FORCED_IN_PROCESS)
     # a few KiB: 16 MiB splits at any parallelism of at least 2; at 1 the target size's
     assert groups_settled(decision.plan, 2) and not groups_settled(decision.plan, 1)
-    cluster = Planning(None, 200)
-    assert choose_sketcher(StatsOptions(), decision, work, cluster) is Where.IN_PROCESS
-    one_partition = Planning(None, 1)  # --conf spark.sql.shuffle.partitions=1 on a cluster
-    assert choose_sketcher(StatsOptions(), decision, work, one_partition) is Where.SPARK
+    assert chosen(Planning(None, 200)) == (Where.IN_PROCESS, SketcherReason.SMALL)
+    # --conf spark.sql.shuffle.partitions=1 on a cluster
+    assert chosen(Planning(None, 1)) == (Where.SPARK, SketcherReason.PARALLELISM)
+    over = choose_sketcher(StatsOptions(in_process_rows=999), decision, work, local)
+    assert over.text == "1,000 rows to read: more than --in-process-rows 999"
+    fresh = replace(decision, columns=tuple(replace(c, mode=Mode.FRESH)
+                                            for c in decision.columns))
+    assert choose_sketcher(StatsOptions(sketcher=SketcherChoice.SPARK), fresh, Work.of(fresh),
+                           local).reason is SketcherReason.FRESH
+
+
+def test_the_dry_run_and_the_json_say_which_sketcher_and_why(
+        sql_catalog: Any, tmp_path: Path) -> None:  # noqa: F811
+    """The plan names the sketcher a run would use and, unless the work is simply small, why;
+    the JSON has the reason's code and words; a run forced to Spark says so too (its
+    sketcher is not started by a dry run)."""
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test",
+                                            "db.events", "--dry-run", cwd=tmp_path)
+    assert (code, err, imported) == (0, "", False)
+    assert ": full in process, reads 2 data files, 1,000 rows of 2 files (" in out
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test",
+                                            "db.events", "--dry-run", "--in-process-rows",
+                                            "10", cwd=tmp_path)
+    assert (code, err, imported) == (0, "", False)
+    lines = out.splitlines()
+    assert (": full on Spark (1,000 rows to read: more than --in-process-rows 10), reads 2 "
+            "data files") in lines[0]
+    assert lines[-1].endswith("; 1 would run on Spark; nothing computed, no Spark started")
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test",
+                                            "db.events", "--dry-run", "--spark", "--json",
+                                            cwd=tmp_path)
+    assert (code, err, imported) == (0, "", False)
+    [outcome] = json.loads(out)["tables"]
+    assert outcome["plan"]["sketcher"] == {"where": "spark", "reason": "forced-spark",
+                                           "text": "--spark"}
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test",
+                                            "db.events", "--json", cwd=tmp_path)
+    assert (code, err, imported) == (0, "", False)
+    doc = json.loads(out)
+    assert doc["in-process"] is True and doc["sketcher"]["where"] == "in-process"
+    assert doc["sketcher"]["reason"] == "small"
+    assert doc["sketcher"]["text"].startswith("1,000 rows to read and ")
 
 
 def test_columns_on_a_snapshot_without_statistics_then_the_rest(

@@ -57,11 +57,11 @@ def test_ship_package_to_cluster_executors_once() -> None:
 
 def test_summary_counts_read_in_the_singular_and_rows_per_second_skip_spark_start() -> None:
     """Rows/s only for a sketching step that read enough rows to make it a rate (issue 28
-    §3); a fresh snapshot's file named once."""
+    §3); why the sketcher, unless the work was small; a fresh snapshot's file named once."""
     from dataclasses import replace
 
     from puffin_cli.analysis.scan import ScanResult
-    from puffin_cli.analysis.stats.result import Mode, StatsResult
+    from puffin_cli.analysis.stats.result import Chosen, Mode, SketcherReason, StatsResult, Where
     from puffin_cli.render.stats import scan_lines, stats_lines
 
     result = StatsResult("t", 7, 1, 0, (), (), rows_read=1_000_000, data_files=1,
@@ -72,6 +72,11 @@ def test_summary_counts_read_in_the_singular_and_rows_per_second_skip_spark_star
         "snapshot 7 (sequence 1): 1 data file, deletes: 1 position delete file",
         "full: read 1 data file, 1,000,000 live rows (--full)",
         "12.0 s; sketching 2.0 s on Spark, its start-up not counted, 500,000 rows/s"]
+    forced = replace(result, sketcher=Chosen(Where.SPARK, SketcherReason.ROWS,
+                                             "1,000,000 rows to read: more than 10"))
+    assert stats_lines(forced)[2] == ("12.0 s; sketching 2.0 s on Spark (1,000,000 rows to "
+                                      "read: more than 10), its start-up not counted, "
+                                      "500,000 rows/s")
     incremental = replace(result, mode=Mode.INCREMENTAL, mode_reason="base snapshot 3",
                           in_process=True, rows_read=2000, files_read=2)
     assert stats_lines(incremental)[1:3] == [

@@ -117,7 +117,8 @@ def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[s
               help="With --catalog: every table of every namespace of the catalog.")
 @click.option("--dry-run", is_flag=True,
               help="Show the plan (per table: fresh, incremental from which snapshot or full, "
-                   "and what it reads) from metadata only; start no Spark, write nothing.")
+                   "what it reads, and in this process or on Spark and why) from metadata "
+                   "only; start no Spark, write nothing.")
 @click.option("--full", is_flag=True,
               help="Read the whole snapshot, even when its statistics are fresh or an "
                    "ancestor's sketches could be extended (the default: incremental).")
@@ -287,9 +288,7 @@ def _plan(run: list[TableTarget], catalog: str | None, options: StatsOptions,
     def each(table: Table, label: str) -> TableOutcome:
         if options.commit:
             check_committable(table)
-        return batch.plan_table(table, label, columns=options.column_list, snapshot_id=None,
-                                parallelism=planning.assumed, uuid_hash=options.uuid_hash,
-                                full=options.full)
+        return batch.plan_table(table, label, options, planning)
 
     outcomes = batch.run_tables(run, each, lambda outcome: on_done(outcome_line(outcome)),
                                 empty_is_error=alone)

@@ -9,7 +9,14 @@ from rich.console import Console
 
 from puffin_cli.analysis.scan import ScanResult
 from puffin_cli.analysis.stats.batch import RefreshPlan, StatsBatchResult, Status, TableOutcome
-from puffin_cli.analysis.stats.result import ColumnStats, Mode, StatsResult
+from puffin_cli.analysis.stats.result import (
+    Chosen,
+    ColumnStats,
+    Mode,
+    SketcherReason,
+    StatsResult,
+    Where,
+)
 from puffin_cli.format.text import plural
 from puffin_cli.render.layout import plain_lines
 
@@ -67,12 +74,23 @@ NOT_REGISTERED = ("not registered in the table: no engine uses it until it is co
 
 
 def timing_line(result: StatsResult) -> str:
-    """The run's time and the sketching's, with its rate when enough rows were read."""
-    where = "in this process" if result.in_process else "on Spark, its start-up not counted"
+    """The run's time and the sketching's, where (and why, unless the work was small), with
+    its rate when enough rows were read."""
+    why = sketcher_why(result.sketcher)
+    where = (f"in this process{why}" if result.in_process
+             else f"on Spark{why}, its start-up not counted")
     rate = ""
     if result.rows_read >= RATE_ROWS and result.sketch_seconds > 0:
         rate = f", {plural(round(result.rows_read / result.sketch_seconds), 'row')}/s"
     return (f"{result.seconds:.1f} s; sketching {result.sketch_seconds:.1f} s {where}{rate}")
+
+
+def sketcher_why(chosen: Chosen | None) -> str:
+    """Why the sketcher is the one it is, in parentheses, unless the work's size (under the
+    threshold) or a fresh snapshot says it."""
+    if chosen is None or chosen.reason in (SketcherReason.SMALL, SketcherReason.FRESH):
+        return ""
+    return f" ({chosen.text})"
 
 
 def reason_groups(columns: Sequence[ColumnStats]
@@ -143,7 +161,7 @@ def outcome_line(outcome: TableOutcome) -> str:
         others += f", {kept} kept" if kept else ""
         others += f", {dropped} dropped" if dropped else ""
         how = "in process" if r.in_process else "on Spark"
-        return (f"{where}snapshot {r.snapshot_id}: {r.mode} {how}, "
+        return (f"{where}snapshot {r.snapshot_id}: {r.mode} {how}{sketcher_why(r.sketcher)}, "
                 f"{plural(len(r.columns) - fresh, 'column')} computed{others}, "
                 f"{plural(r.files_read, 'data file')} and {plural(r.rows_read, 'row')} read; "
                 f"{done} ({r.seconds:.1f} s)")
@@ -156,7 +174,9 @@ def plan_line(plan: RefreshPlan) -> str:
     if plan.mode is Mode.FRESH:
         what = "fresh"
     else:
-        what = (f"{plan.mode}, reads {plural(plan.files_to_read, 'data file')}, "
+        how = "in process" if plan.sketcher.where is Where.IN_PROCESS else "on Spark"
+        what = (f"{plan.mode} {how}{sketcher_why(plan.sketcher)}, "
+                f"reads {plural(plan.files_to_read, 'data file')}, "
                 f"{plural(plan.rows_to_read, 'row')} of {plural(plan.data_files, 'file')} "
                 f"({plan.mode_reason})")
     return f"snapshot {plan.snapshot_id}: {what}; Spark uses: {spark}"
@@ -188,8 +208,10 @@ def batch_lines(result: StatsBatchResult) -> list[str]:
         if s.empty:
             modes.append(f"{s.empty:,} empty")
         failed = f", {s.failed:,} failed" if s.failed else ""
+        spark = sum(1 for p in plans if p.sketcher.where is Where.SPARK)
+        on_spark = f"; {spark:,} would run on Spark" if spark else ""
         lines.append(f"plan for {plural(s.tables, 'table')}: {', '.join(modes) or 'nothing'}"
-                     f"{failed}; nothing computed, no Spark started")
+                     f"{failed}{on_spark}; nothing computed, no Spark started")
         return lines
     empty = f"{s.empty:,} empty, " if s.empty else ""
     lines.append(f"{plural(s.tables, 'table')}: {s.computed:,} computed, {s.fresh:,} fresh, "

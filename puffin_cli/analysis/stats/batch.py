@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from puffin_cli.analysis.stats.incremental import ColumnDecision, RefreshDecision
-from puffin_cli.analysis.stats.options import TextEnum, UuidHash
-from puffin_cli.analysis.stats.result import Mode, StatsResult
+from puffin_cli.analysis.stats.options import StatsOptions, TextEnum
+from puffin_cli.analysis.stats.result import Chosen, Mode, StatsResult
 from puffin_cli.errors import PuffinError
 
 if TYPE_CHECKING:
+    from puffin_cli.analysis.stats.sketcher import Planning
     from puffin_cli.analysis.table.loading import Table
-
 
 
 class Status(TextEnum):
@@ -43,7 +43,8 @@ class RefreshPlan:
     registered for exactly this snapshot (the one Spark's optimizer uses; ``None``: Spark has
     none), ``mode`` and ``mode_reason`` the refresh (``fresh``, ``incremental``, ``full``),
     ``files_to_read``/``rows_to_read`` what it reads of the snapshot's ``data_files``/``rows``
-    (record counts, deletes not applied), ``columns`` the decision per column."""
+    (record counts, deletes not applied), ``columns`` the decision per column, ``sketcher``
+    the sketcher the run would use and why."""
 
     snapshot_id: int
     spark_uses: str | None
@@ -54,6 +55,7 @@ class RefreshPlan:
     files_to_read: int
     rows_to_read: int
     columns: tuple[ColumnDecision, ...]
+    sketcher: Chosen
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,8 @@ class StatsBatchResult:
         return self.summary.failed > 0
 
 
-def refresh_plan(decision: RefreshDecision) -> RefreshPlan:
-    """The plan a dry run shows of a refresh decision."""
+def refresh_plan(decision: RefreshDecision, sketcher: Chosen) -> RefreshPlan:
+    """The plan a dry run shows of a refresh decision and the sketcher chosen for it."""
     plan = decision.plan
     registered = [s.path for s in plan.metadata.statistics
                   if s.snapshot_id == decision.snapshot_id]
@@ -115,7 +117,7 @@ def refresh_plan(decision: RefreshDecision) -> RefreshPlan:
         files, read = decision.new_data_files, decision.new_rows
     return RefreshPlan(decision.snapshot_id, registered[0] if registered else None, mode,
                        decision.reason, len(plan.data_files), rows, files, read,
-                       decision.columns)
+                       decision.columns, sketcher)
 
 
 @dataclass(frozen=True)
@@ -152,17 +154,20 @@ def run_tables(targets: Sequence[TableTarget], each: Callable[[Table, str], Tabl
     return tuple(outcomes)
 
 
-def plan_table(table: Table, label: str, *, columns: list[str] | None,
-               snapshot_id: int | None, parallelism: int, uuid_hash: UuidHash,
-               full: bool = False) -> TableOutcome:
-    """A dry run of one table: its :class:`RefreshPlan`, from metadata only."""
+def plan_table(table: Table, label: str, options: StatsOptions,
+               planning: Planning) -> TableOutcome:
+    """A dry run of one table: its :class:`RefreshPlan` for the run's ``options`` and the
+    parallelism known without Spark (``planning``), from metadata only."""
     from puffin_cli.analysis.stats.incremental import decide_refresh
+    from puffin_cli.analysis.stats.sketcher import Work, choose_sketcher
 
     start = time.monotonic()
-    decision = decide_refresh(table, snapshot_id, columns, full=full, parallelism=parallelism,
-                              uuid_hash=uuid_hash)
+    decision = decide_refresh(table, options.snapshot_id, options.column_list,
+                              full=options.full, parallelism=planning.assumed,
+                              uuid_hash=options.uuid_hash)
+    chosen = choose_sketcher(options, decision, Work.of(decision), planning)
     return TableOutcome(label, Status.PLANNED, round(time.monotonic() - start, 3),
-                        plan=refresh_plan(decision))
+                        plan=refresh_plan(decision, chosen))
 
 
 def batch_result(catalog: str | None, outcomes: tuple[TableOutcome, ...], *, dry_run: bool,

@@ -1,6 +1,6 @@
 """``puffin stats compute``, one table's steps in a row and a run over many tables: decide
 (:func:`.incremental.decide_refresh`: fresh, incremental or full), choose the sketcher by the
-work (:func:`choose_sketcher`), sketch (:func:`.incremental.refresh_sketches` over the
+work (:func:`.sketcher.choose_sketcher`), sketch (:func:`.incremental.refresh_sketches` over the
 sketcher's tasks), write the statistics file with the other columns of the snapshot's
 registered file kept (:mod:`.kept`), commit, and delete the file the commit replaced when no
 other entry names it (as Iceberg's ``expire_snapshots`` would). No pyspark here: the Spark
@@ -15,9 +15,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from puffin_cli.analysis.stats.incremental import RefreshDecision, decide_refresh
-from puffin_cli.analysis.stats.options import SketcherChoice, StatsOptions
+from puffin_cli.analysis.stats.options import StatsOptions
 from puffin_cli.analysis.stats.result import Mode, StatsResult, Where
-from puffin_cli.analysis.stats.sketcher import InProcessSketcher, Planning, Sketcher
+from puffin_cli.analysis.stats.sketcher import (
+    InProcessSketcher,
+    Sketcher,
+    Work,
+    choose_sketcher,
+)
 from puffin_cli.analysis.stats.steps import Progress, Sketches
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.text import plural
@@ -51,51 +56,6 @@ class Sketchers:
         return self.in_process if where is Where.IN_PROCESS else self.spark
 
 
-@dataclass(frozen=True)
-class Work:
-    """What a refresh reads: data files, their rows (record counts, deletes not applied) and
-    bytes."""
-
-    files: int
-    rows: int
-    bytes: int
-
-    @classmethod
-    def of(cls, decision: RefreshDecision) -> Work:
-        if decision.mode is Mode.FRESH:
-            return cls(0, 0, 0)
-        if decision.mode is Mode.FULL:
-            groups: Sequence[TaskGroup] = decision.groups
-        else:
-            groups = [g for _base, gs in decision.new_groups for g in gs]
-        files = {s.file.location: s.file for g in groups for s in g.splits}
-        return cls(len(files), sum(f.record_count for f in files.values()),
-                   sum(f.file_size for f in files.values()))
-
-
-def groups_settled(plan: StatsPlan, least: int) -> bool:
-    """Whether the plan's task groups are the same for every parallelism of at least
-    ``least``: the adaptive split size is then at its floor (``min(16 MiB, target size)``),
-    which it is for any larger parallelism too (it only shrinks as the parallelism grows)."""
-    from puffin_cli.analysis.stats.task_groups import split_size
-
-    return split_size(plan, least) == split_size(plan, 2**31 - 1)
-
-
-def choose_sketcher(options: StatsOptions, decision: RefreshDecision, work: Work,
-                    planning: Planning) -> Where:
-    """``--spark`` / ``--in-process`` as forced; else this process for work of at most
-    ``options.in_process_rows`` rows and ``in_process_bytes`` bytes (whose task groups are
-    known without a Spark session), Spark for more."""
-    if options.sketcher is SketcherChoice.SPARK:
-        return Where.SPARK
-    if options.sketcher is SketcherChoice.IN_PROCESS or decision.mode is Mode.FRESH:
-        return Where.IN_PROCESS
-    small = work.rows <= options.in_process_rows and work.bytes <= options.in_process_bytes
-    known = planning.known is not None or groups_settled(decision.plan, planning.least)
-    return Where.IN_PROCESS if small and known else Where.SPARK
-
-
 def compute_loaded(table: Table, label: str, options: StatsOptions, sketchers: Sketchers, *,
                    output: Output | None = None, on_phase: Phase | None = None,
                    progress: Progress | None = None) -> StatsResult:
@@ -120,7 +80,8 @@ def compute_loaded(table: Table, label: str, options: StatsOptions, sketchers: S
                               uuid_hash=options.uuid_hash)
 
     decision = decide(planning.assumed)
-    where = choose_sketcher(options, decision, Work.of(decision), planning)
+    chosen = choose_sketcher(options, decision, Work.of(decision), planning)
+    where = chosen.where
     sketcher = sketchers[where]
     if decision.mode is not Mode.FRESH:
         parallelism = sketcher.parallelism()  # Spark's session started here when needed
@@ -183,7 +144,8 @@ def compute_loaded(table: Table, label: str, options: StatsOptions, sketchers: S
         mode_reason=decision.reason, files_read=done.files_read,
         in_process=where is Where.IN_PROCESS, in_table=in_table, kept_from=kept_from,
         other_columns=others, missing_columns=missing, deleted_file=deleted,
-        follow_up=compute_command(table, label, options.commit) if missing else None)
+        follow_up=compute_command(table, label, options.commit) if missing else None,
+        sketcher=chosen)
 
 
 def _missing_columns(plan: StatsPlan, others: Sequence[OtherColumn]) -> tuple[str, ...]:

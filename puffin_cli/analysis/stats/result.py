@@ -24,6 +24,30 @@ class Where(TextEnum):
     SPARK = "spark"
 
 
+class SketcherReason(TextEnum):
+    """Why a run's sketcher is the one it is: a stable code (docs/json.md), with
+    :class:`Chosen`'s text for people."""
+
+    FRESH = "fresh"  # nothing to sketch: no Spark
+    FORCED_IN_PROCESS = "forced-in-process"  # --in-process
+    FORCED_SPARK = "forced-spark"  # --spark
+    SMALL = "small"  # rows and bytes to read at most the thresholds
+    ROWS = "rows-above-threshold"  # more rows to read than --in-process-rows
+    BYTES = "bytes-above-threshold"  # more data-file bytes to read than IN_PROCESS_BYTES
+    # small, but its task groups depend on a cluster's parallelism, which only Spark knows
+    PARALLELISM = "parallelism-unknown"
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The sketcher of a table's run (``where``), why (``reason``) and that in words
+    (``text``)."""
+
+    where: Where
+    reason: SketcherReason
+    text: str
+
+
 @dataclass(frozen=True)
 class ColumnStats:
     field_id: int
@@ -76,10 +100,4 @@ class StatsResult:
     follow_up: str | None = None  # the command that adds them
     # the statistics file the commit replaced, deleted after it (no other entry named it)
     deleted_file: str | None = None
-
-    @property
-    def where(self) -> Where | None:
-        """The sketcher that ran (``None``: fresh, nothing sketched)."""
-        if self.mode is Mode.FRESH:
-            return None
-        return Where.IN_PROCESS if self.in_process else Where.SPARK
+    sketcher: Chosen | None = None  # the sketcher chosen and why
