@@ -99,7 +99,8 @@ def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[s
               help="With --catalog: every table of every namespace of the catalog.")
 @click.option("--dry-run", is_flag=True,
               help="Show the plan (per table: fresh, incremental from which snapshot or full, "
-                   "and what it reads) from metadata only; start no Spark, write nothing.")
+                   "and what it reads) from the table's metadata, manifests and statistics "
+                   "files; start no Spark, write nothing.")
 @click.option("--full", is_flag=True,
               help="Read the whole snapshot, even when its statistics are fresh or an "
                    "ancestor's sketches could be extended (the default: incremental).")
@@ -228,8 +229,9 @@ def _file_in(directory: str, label: str | None, snapshot_id: int) -> str:
 def _plan(run: list[TableTarget], catalog: str | None, *, columns: list[str] | None,
           master: str | None, spark_conf: dict[str, str], uuid_hash: str, commit: bool,
           full: bool, on_done: Callable[[str], None], alone: bool) -> StatsBatchResult:
-    """The dry run: every table's plan from metadata only (no Spark: a cluster's parallelism
-    is taken to be Spark's default shuffle partitions). ``alone``: one TABLE named (not a
+    """The dry run: every table's plan from its metadata, manifests and the statistics files
+    of its snapshot and its ancestors (no Spark: a cluster's parallelism is taken to be
+    Spark's default shuffle partitions). ``alone``: one TABLE named (not a
     namespace), whose run would fail without a current snapshot: so does its plan."""
     from puffin_cli.analysis.stats import batch
     from puffin_cli.analysis.table.commit import check_committable

@@ -145,7 +145,9 @@ def run_tables(targets: Sequence[TableTarget], each: Callable[[Table, str], Tabl
 def plan_table(table: Table, label: str, *, columns: list[str] | None,
                snapshot_id: int | None, parallelism: int, uuid_hash: str,
                full: bool = False) -> TableOutcome:
-    """A dry run of one table: its :class:`RefreshPlan`, from metadata only."""
+    """A dry run of one table: its :class:`RefreshPlan`, from the table's metadata and
+    manifests and the statistics files whose sketches a run would reuse (not metadata only:
+    :func:`~.incremental.decide_refresh` reads them to know a base is usable)."""
     from puffin_cli.analysis.stats.incremental import decide_refresh
 
     start = time.monotonic()
