@@ -51,7 +51,7 @@ test: lint $(AZURITE) $(UPLOT) $(CHROMIUM)
 
 check: lint
 	$(BYTECODE)
-	$(PY) -m pytest -q -m "not ($(HEAVY))"
+	$(PY) -m pytest -q -m "not ($(HEAVY))" --durations=15
 
 demo: $(STAMP)
 	$(VENV)/bin/puffin inspect samples/stats.puffin
