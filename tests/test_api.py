@@ -7,13 +7,16 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyroaring import BitMap64
+from s3server import ACCESS_KEY, REGION, SECRET_KEY, S3Server
 from tables.synthetic import dv_table
+from test_catalog import sql_catalog  # noqa: F401  (fixture)
 
 from puffin_cli import api
 from puffin_cli.analysis.write.parquet import theta_from_parquet
@@ -133,3 +136,33 @@ def test_a_table_without_statistics_or_snapshot(tmp_path: Path) -> None:
     dv_table(tmp_path / "empty", snapshots=0, dvs_per_snapshot=0, carry=False).finish()
     with pytest.raises(api.PuffinError, match="the table has no current snapshot"):
         api.open_table(tmp_path / "empty").ndvs()
+
+
+def test_a_catalog_table_by_its_identifier(sql_catalog: Any) -> None:  # noqa: F811
+    """``catalog=``: the table pyiceberg's configuration names, its current metadata."""
+    table = api.open_table("db.events", catalog="test")
+    loaded = sql_catalog.load_table("db.events")
+    assert table.metadata_file.endswith(loaded.metadata_location.rsplit("/", 1)[1])
+    assert [s.snapshot_id for s in table.snapshots] == [s.snapshot_id
+                                                        for s in loaded.snapshots()]
+    assert table.ndvs() == {} and table.deletion_vectors() == ()
+    with pytest.raises(api.PuffinError, match=r"catalog test: no table db\.nothing"):
+        api.open_table("db.nothing", catalog="test")
+
+
+def test_objects_read_with_fileio_properties(s3_server: S3Server) -> None:
+    """``io=``: the properties ``--io`` takes (pyiceberg's names), no environment needed."""
+    s3_server.client().create_bucket(Bucket="api")
+    for sample in (STATS, DVS):
+        s3_server.client().put_object(Bucket="api", Key=sample.name, Body=sample.read_bytes())
+    io = {"s3.endpoint": s3_server.endpoint, "s3.region": REGION,
+          "s3.access-key-id": ACCESS_KEY, "s3.secret-access-key": SECRET_KEY}
+    remote, local = api.open_file("s3://api/stats.puffin", io=io), api.open_file(STATS)
+    assert remote.report.blobs == local.report.blobs
+    assert [b.theta().ndv for b in remote.blobs] == [b.theta().ndv for b in local.blobs]
+    dv = api.open_file("s3://api/deletion-vectors.puffin", io=io).blob(1)
+    assert np.array_equal(dv.positions(), api.open_file(DVS).blob(1).positions())
+    assert api.validate("s3://api/stats.puffin", io=io, profile="java").findings == ()
+    with pytest.raises(api.PuffinError) as caught:
+        api.open_file("s3://api/missing.puffin", io=io)
+    assert (caught.value.code, caught.value.path) == ("io.not-found", "s3://api/missing.puffin")
