@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import tiers
@@ -75,3 +76,30 @@ def test_a_test_naming_the_samples_is_of_the_samples_tier(request: pytest.Fixtur
 
 def test_any_other_is_a_unit_test(request: pytest.FixtureRequest) -> None:
     assert tiers.tiers_of(request.node) == {"unit"}
+
+
+def test_a_fixture_of_a_tier_set_up_for_an_unmarked_test_fails_it() -> None:
+    """After the call, conftest.py checks every fixture the test set up (also one it got
+    through ``request.getfixturevalue``, or a session fixture an earlier test set up)."""
+    import conftest
+
+    @tiers.needs("objectstore")
+    def server() -> None: ...
+
+    class Item:  # what the hook reads of a test
+        nodeid = "tests/test_x.py::test_y"
+        _request = SimpleNamespace(_fixture_defs={"server": SimpleNamespace(func=server)})
+
+        def iter_markers(self) -> list[object]:
+            return []
+
+    item = Item()
+    tiers._current.append(item)  # type: ignore[arg-type]
+    try:
+        hook = conftest.pytest_runtest_call(item)  # type: ignore[arg-type]
+        next(hook)
+        with pytest.raises(pytest.fail.Exception, match=r"test_y starts fixture 'server' but "
+                           r"is not marked @pytest\.mark\.objectstore"):
+            hook.send(None)
+    finally:
+        tiers._current.pop()
