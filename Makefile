@@ -1,4 +1,5 @@
-# Quick start: `make demo` (set up, inspect the bundled samples) and `make test` (set up, lint,
+# Quick start: `make demo` (set up, inspect the bundled samples), `make check` (lint, type-check,
+# the test tiers that need no JVM, no emulator and no download) and `make test` (set up, lint,
 # type-check, run every test tier). Each target creates .venv when it is missing.
 
 PYTHON ?= python3
@@ -17,7 +18,10 @@ UPLOT := .npm-tools/node_modules/uplot/dist/uPlot.iife.min.js
 # Chromium (Debian's package): the tests load `table --html` pages in it, headless
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: setup test demo samples bench lint clean
+# The tiers `make check` leaves out (tests/tiers.py; tests/test_tiers.py checks this list)
+HEAVY := java or spark or objectstore or paimon or browser or install
+
+.PHONY: setup test check demo samples bench lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,6 +48,10 @@ lint: $(STAMP)
 test: lint $(AZURITE) $(UPLOT) $(CHROMIUM)
 	$(BYTECODE)
 	$(PY) -m pytest -q
+
+check: lint
+	$(BYTECODE)
+	$(PY) -m pytest -q -m "not ($(HEAVY))" --durations=15
 
 demo: $(STAMP)
 	$(VENV)/bin/puffin inspect samples/stats.puffin

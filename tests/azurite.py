@@ -19,6 +19,7 @@ from email.utils import formatdate
 from pathlib import Path
 
 from s3server import free_port, stop_process
+from tiers import need
 
 ACCOUNT = "devstoreaccount1"  # Azurite's well-known account and key (public, documented)
 KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -81,6 +82,7 @@ class Azurite:
 
 
 def start() -> Azurite:
+    need("objectstore", "Azurite")
     if not BINARY.exists():
         raise RuntimeError(f"Azurite is not installed at {BINARY}; run `make setup`")
     port = free_port()

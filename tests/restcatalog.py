@@ -13,6 +13,7 @@ from pathlib import Path
 
 from interop.javaenv import java_env
 from s3server import stop_process
+from tiers import need
 
 START_TIMEOUT = 60.0
 
@@ -21,6 +22,7 @@ START_TIMEOUT = 60.0
 def rest_catalog(warehouse: Path, *vended: str) -> Iterator[str]:
     """Serve a REST catalog over ``warehouse``; yields its URI. Each ``KEY=VALUE`` of ``vended``
     is in every loadTable response's config, as a catalog vending FileIO properties sends it."""
+    need("catalog", "the REST catalog server")
     warehouse.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen(java_env().rest_catalog_command(warehouse, *vended),
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tiers import need
+
 ACCESS_KEY = "testing"
 SECRET_KEY = "testing"
 REGION = "us-east-1"
@@ -175,6 +177,7 @@ def stop_process(process: subprocess.Popen[Any]) -> None:
 
 
 def start_server() -> S3Server:
+    need("objectstore", "the moto S3 server")
     port = free_port()
     process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p",
                                 str(port)], stdout=subprocess.DEVNULL,

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from interop.sparkenv import script_output
 from test_stats_spark import SCRIPT as STATS_SCRIPT
 from test_stats_spark import iceberg_statistics, read_blobs
+from tiers import needs
 
 from puffin_cli.analysis import catalog as catalogs
 from puffin_cli.analysis.table.commit import commit_statistics
@@ -32,6 +33,7 @@ ROWS = 1000
 
 
 @pytest.fixture
+@needs("catalog")
 def sql_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Catalog ``test``: SQL on sqlite, warehouse on local disk, configured through
     pyiceberg's environment variables; table ``db.events`` appended twice by pyiceberg."""
@@ -47,6 +49,7 @@ VENDED = ("s3.region", "eu-vended-1")
 
 
 @pytest.fixture
+@needs("catalog", "java")
 def rest_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """Catalog ``test``: a REST catalog server (Iceberg Java's REST handlers, tests/restcatalog.py)
     on loopback, configured through pyiceberg's environment variables; ``db.events`` as in
@@ -57,7 +60,8 @@ def rest_catalog(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[An
         yield with_events(_configure(monkeypatch, tmp_path, type="rest", uri=uri))
 
 
-@pytest.fixture(params=["sql", "rest"])
+@pytest.fixture(params=[pytest.param("sql", marks=pytest.mark.catalog),
+                        pytest.param("rest", marks=[pytest.mark.catalog, pytest.mark.java])])
 def catalog(request: pytest.FixtureRequest) -> Any:
     """Catalog ``test`` of each kind the tests run: SQL on sqlite, or REST."""
     return request.getfixturevalue(f"{request.param}_catalog")
@@ -94,6 +98,7 @@ def invoke(*args: str) -> Any:
 
 
 @pytest.fixture(scope="module")
+@needs("spark")
 def spark() -> Any:
     from puffin_cli.spark.session import get_session
 
@@ -304,6 +309,7 @@ def tree_digest(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.spark
 def test_format_3_commit_is_refused_before_any_work(sql_catalog: Any, tmp_path: Path) -> None:
     """pyiceberg 0.12 cannot write format 3 metadata, so a SQL catalog (whose metadata
     pyiceberg writes) cannot take the commit of a v3 table: refused in one line before Spark

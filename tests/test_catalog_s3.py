@@ -27,6 +27,7 @@ from test_catalog import (  # noqa: F401 - the fixtures any_catalog asks for
 )
 from test_stats_spark import SCRIPT as STATS_SCRIPT
 from test_stats_spark import iceberg_statistics, read_blobs
+from tiers import needs
 
 from puffin_cli.analysis.table.metadata import current_metadata_file
 from puffin_cli.cli.main import cli
@@ -36,6 +37,7 @@ CLUSTER = "local-cluster[2,1,1024]"  # two executor JVMs, each with its own Pyth
 
 
 @pytest.fixture
+@needs("catalog", "objectstore")
 def s3_catalog(s3_server: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                ) -> tuple[Any, str, dict[str, str]]:
     """(catalog ``s3cat``, its bucket, the variables that configure it) with table
@@ -59,6 +61,7 @@ def s3_catalog(s3_server: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 @pytest.fixture(scope="module")
+@needs("spark")
 def spark() -> Any:
     from puffin_cli.spark.session import get_session
 
@@ -244,6 +247,8 @@ def test_executors_in_other_processes_read_the_objects_themselves(
     assert location.startswith(table_location)
 
 
+@pytest.mark.objectstore  # the README's script starts moto itself
+@pytest.mark.catalog
 def test_readme_catalog_example(tmp_path: Path) -> None:
     """The README's "Catalogs" example, run as written after the "Object stores" one (whose
     server and variables it continues), from a folder holding the samples."""
@@ -284,7 +289,9 @@ def test_readme_catalog_example(tmp_path: Path) -> None:
     assert lines[-1].startswith("scanned "), output
 
 
-@pytest.fixture(params=["sql", "rest", "s3"])
+@pytest.fixture(params=[pytest.param("sql", marks=pytest.mark.catalog),
+                        pytest.param("rest", marks=[pytest.mark.catalog, pytest.mark.java]),
+                        pytest.param("s3", marks=[pytest.mark.catalog, pytest.mark.objectstore])])
 def any_catalog(request: pytest.FixtureRequest) -> tuple[Any, str]:
     """(catalog, its name): SQL and REST on local disk (test_catalog.py), SQL on the S3 server."""
     if request.param == "s3":

@@ -1,11 +1,13 @@
-"""Every ``console`` example in README.md and docs/*.md runs, and prints what it shows.
+"""Every ``console`` example in README.md and docs/*.md runs, and prints what it shows; every
+``pycon`` example (docs/python.md, README.md) too, as a doctest (tests/doc_examples.py).
 
 A ``console`` block is a transcript: ``$ COMMAND`` lines, each followed by what it prints
 (stdout and stderr together, 80 columns, no colour); a ``...`` line stands for any number of
 lines, and a command followed by no lines is only run (it must exit 0). Each block runs in a
 fresh folder holding the bundled samples (``samples/``) and the files the examples name: a
 table ``warehouse/db/orders`` (three snapshots, deletion vectors, Parquet data files without
-field IDs), Paimon BLOB files ``images.blob`` and ``lake/``, ``a.jpg``/``c.jpg`` and a
+field IDs), a table ``events`` (two snapshots, a statistics file for the current one),
+Paimon BLOB files ``images.blob`` and ``lake/``, ``a.jpg``/``c.jpg`` and a
 ``truncated.puffin``. Command templates that cannot run here (a Spark cluster) are ``sh``
 blocks instead.
 """
@@ -20,6 +22,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from doc_examples import examples
+from doc_examples import run as run_python
 
 from puffin_cli.storage import FileIO
 
@@ -95,6 +99,10 @@ def sandbox(root: Path) -> Path:
     (root / "lake").mkdir()
     shutil.copy(root / "images.blob", root / "lake" / "part-0.blob")
     (root / "truncated.puffin").write_bytes(b"PFA1" + bytes(23))
+    events = dv_table(root / "events", snapshots=2, dvs_per_snapshot=1, carry=True)
+    current = events.snapshots[-1]["snapshot-id"]
+    events.statistics_file(current, {1: list(range(1000)), 4: [0, 1, 2]})
+    events.finish()
     return root
 
 
@@ -114,6 +122,15 @@ def test_console_example(where: str, text: str, tmp_path: Path) -> None:
         assert matches(expected, actual), (
             f"{where}: $ {command}\nexpected:\n" + "\n".join(expected) + "\nactual:\n"
             + "\n".join(actual))
+
+
+@pytest.mark.parametrize("doc", [d for d in DOCS if examples(d)],
+                         ids=[str(d.relative_to(REPO)) for d in DOCS if examples(d)])
+def test_python_examples(doc: Path, tmp_path: Path) -> None:
+    """The ``pycon`` examples of a document, as one doctest in the examples' folder."""
+    tried, failed, report = run_python(doc, sandbox(tmp_path))
+    assert tried > 0
+    assert failed == 0, report
 
 
 def test_every_performance_figure_names_the_bench_module_that_produces_it() -> None:

@@ -248,12 +248,14 @@ def _avro_container(codec: str, count: int, stored: bytes, size: int | None = No
 
 
 def _bomb(codec: str, size: int) -> bytes:
-    """``size`` zero bytes compressed as an Avro block of ``codec``, built 1 MiB at a time."""
+    """``size`` zero bytes compressed as an Avro block of ``codec``, built 1 MiB at a time.
+    Deflate: one MiB compressed and full-flushed (the dictionary reset), so that every further
+    MiB compresses to the same bytes: repeated, not recompressed (7 s less on a loaded core)."""
     chunk = bytes(1 << 20)
     if codec == "deflate":
         deflater = zlib.compressobj(9, zlib.DEFLATED, -15)
-        out = b"".join(deflater.compress(chunk) for _ in range(size >> 20))
-        return out + deflater.flush()
+        one_mib = deflater.compress(chunk) + deflater.flush(zlib.Z_FULL_FLUSH)
+        return one_mib * (size >> 20) + deflater.flush()
     compressor = zstandard.ZstdCompressor().compressobj()  # no content size, as Java writes
     out = b"".join(compressor.compress(chunk) for _ in range(size >> 20))
     return out + compressor.flush()
@@ -329,13 +331,15 @@ def test_positions_that_never_end_or_expand_without_bound(tmp_path: Path) -> Non
     (("scan",), "--files-from"), (("write", "out.blob"), "--entries-from")])
 def test_lists_that_never_end(tmp_path: Path, command: tuple[str, ...], option: str) -> None:
     """A --…-from list bounds its lines, its entries and its bytes: /dev/zero (one line that
-    never ends), a million and more short lines, an endless stream of empty lines."""
+    never ends), a million and more short lines, an endless stream of blank lines."""
     args = [tmp_path / part if part.endswith(".blob") else part for part in command]
     assert_one_line(run(*args, option, "/dev/zero"), 1, f"{option} /dev/zero",
                     "longer than 65,536 bytes")
     many = write(tmp_path / "many.txt", b"a\n" * 1_000_001)
     assert_one_line(run(*args, option, many), 1, option, "more than 1,000,000 entries")
-    with subprocess.Popen(["yes", ""], stdout=subprocess.PIPE) as endless:
+    # lines that are no entries (blank) until the byte bound: long ones, so that reaching
+    # 64 MiB takes a thousand lines rather than 64 million (the bound is what is checked)
+    with subprocess.Popen(["yes", " " * 65_000], stdout=subprocess.PIPE) as endless:
         outcome = run(*args, option, "-" if option == "--files-from" else "/dev/stdin",
                       stdin=endless.stdout)
         endless.kill()

@@ -1,6 +1,6 @@
 """The layer rule of the developers' guide, checked over the import graph of every module.
 
-storage -> format -> blobs -> analysis -> render -> cli: a module imports only modules of its
+storage -> format -> blobs -> analysis -> render -> api -> cli: a module imports only modules of its
 own layer or of the layers before it (the package root, which holds the version, and the error
 family ``errors.py`` are below every layer). spark is the last layer, imported only by
 the commands that need it (``stats``, ``scan``), and only inside the command function, so no
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "puffin_cli"
-LAYERS = {"storage": 0, "format": 1, "blobs": 2, "analysis": 3, "render": 4, "cli": 5,
-          "spark": 6}
+LAYERS = {"storage": 0, "format": 1, "blobs": 2, "analysis": 3, "render": 4, "api": 5, "cli": 6,
+          "spark": 7}
 SPARK_IMPORTERS = {"puffin_cli.cli.stats", "puffin_cli.cli.scan"}
 # The one error family every layer raises, storage included, sits below the layers.
 BELOW_ALL = {"puffin_cli.errors"}

@@ -585,6 +585,7 @@ def run_readme_script(script: str, cwd: Path, env: dict[str, str],
     return output, process.returncode
 
 
+@pytest.mark.objectstore  # the README's script starts moto itself
 def test_readme_object_store_example(tmp_path: Path) -> None:
     """The README's "Object stores" example, run as written (its own server, on a free port)
     from a folder holding the samples, with this checkout's commands on PATH."""

@@ -16,6 +16,7 @@ import pytest
 from helpers import run_main
 from interop.paimonenv import PaimonOracle, paimon_oracle
 from paimon_files import corruptions
+from tiers import needs
 
 from puffin_cli.analysis.validate import validate_file
 from puffin_cli.format import paimon_blob as pb
@@ -23,6 +24,7 @@ from puffin_cli.storage import FileIO
 
 
 @pytest.fixture(scope="module", name="paimon")
+@needs("paimon")
 def paimon_fixture() -> Iterator[PaimonOracle]:
     yield paimon_oracle()
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from interop.sparkenv import script_output
+from tiers import needs
 
 from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.loading import Table
@@ -31,6 +32,7 @@ HEX_FIELDS = ("bin", "fx", "bin_trunc")  # Iceberg Java writes hex in capitals, 
 
 
 @pytest.fixture(scope="session")
+@needs("spark")
 def partition_tables() -> Path:
     """OUT_DIR with warehouse/db/<table> and tables.json (Iceberg Java's view)."""
     return script_output(SCRIPT, "partition-tables", "build")

@@ -49,6 +49,9 @@ def _hook_repo(base: Path) -> tuple[Path, str]:
     return hooks, _git(hooks, "rev-parse", "HEAD")
 
 
+pytestmark = pytest.mark.install
+
+
 @pytest.fixture
 def fixtures_repo(tmp_path: Path) -> Path:
     """A repository that keeps a good and a bad Puffin fixture and a README."""

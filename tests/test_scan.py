@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from tiers import needs
 
 from puffin_cli.analysis.validate import validate_file
 from puffin_cli.cli.main import cli
@@ -18,6 +19,7 @@ from puffin_cli.storage import FileIO
 
 
 @pytest.fixture(scope="module")
+@needs("spark")
 def spark() -> Any:
     from puffin_cli.spark.session import get_session
 

@@ -209,6 +209,8 @@ def _registered_dv_table(catalog: Any, tmp_path: Path) -> tuple[Table, ContentFi
     return table, old, rewrite_dv(table, old, "catalog.puffin")
 
 
+@pytest.mark.catalog
+@pytest.mark.java
 def test_replace_a_dv_through_a_rest_catalog(tmp_path: Path,
                                              request: pytest.FixtureRequest) -> None:
     """The same snapshot committed through the REST catalog (Iceberg Java's handlers): the
@@ -224,6 +226,7 @@ def test_replace_a_dv_through_a_rest_catalog(tmp_path: Path,
     assert live_dvs(current)[old.referenced_data_file or ""].path == new.path
 
 
+@pytest.mark.catalog
 def test_a_sql_catalog_refuses_v3_metadata_in_one_line(tmp_path: Path,
                                                         request: pytest.FixtureRequest) -> None:
     """pyiceberg 0.12's SQL catalog cannot write format-version 3 metadata: one line, and the
@@ -239,6 +242,7 @@ def test_a_sql_catalog_refuses_v3_metadata_in_one_line(tmp_path: Path,
     assert catalog.load_table(("db", "dvs")).metadata_location == before
 
 
+@pytest.mark.spark
 def test_iceberg_java_reads_the_replaced_dv(tmp_path: Path) -> None:
     """Interop: on a v3 table Spark + Iceberg Java built (several DVs in shared Puffin files),
     one DV is replaced by a new Puffin file with the same positions. Iceberg Java then plans

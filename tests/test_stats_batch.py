@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from tables.fixtures import spark_tables, table_dir  # noqa: F401
+from tiers import needs
 
 from puffin_cli.analysis.table.metadata import current_metadata_file, load_metadata
 from puffin_cli.format.reader import PuffinReader
@@ -97,6 +98,7 @@ def test_commit_to_a_catalog_named_table_by_path_fails_before_any_work(
 
 
 @pytest.fixture(scope="module")
+@needs("spark")
 def spark() -> Any:
     from puffin_cli.spark.session import get_session
 

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from interop.sparkenv import script_output
 from stats_compute import SKETCHERS, compute_stats
+from tiers import needs
 
 from puffin_cli.analysis.stats.delete_index import (
     equality_column,
@@ -217,6 +218,7 @@ def test_plan_refuses_what_it_cannot_apply() -> None:
 # --- against Iceberg Java ----------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
+@needs("spark")
 def equality_tables() -> Path:
     """OUT_DIR with warehouse/db/eq_v2 and tables.json (Iceberg's own view)."""
     return script_output(SCRIPT, "equality-tables", "build")

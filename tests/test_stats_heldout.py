@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from interop.sparkenv import script_output
 from stats_compute import SKETCHERS, compute_stats
+from tiers import needs
 
 from puffin_cli.format.reader import PuffinReader
 
@@ -33,6 +34,7 @@ TABLES = ("part_mor_v2", "trunc_dv_v3", "evolve_cow_v2", "eq_promote_v2", "split
 
 
 @pytest.fixture(scope="session")
+@needs("spark")
 def heldout_tables() -> Path:
     """OUT_DIR with warehouse/db/<table> and tables.json (Iceberg's own view)."""
     return script_output(SCRIPT, "heldout-tables", "build")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from interop.sparkenv import script_output
 from stats_compute import SKETCHERS, compute_stats
+from tiers import needs
 
 from puffin_cli.analysis.stats.incremental import decide_refresh
 from puffin_cli.analysis.table.loading import Table
@@ -26,6 +27,7 @@ PARALLELISM = 200  # local[2], Spark's 200 shuffle partitions: what the script's
 
 
 @pytest.fixture(scope="session")
+@needs("spark")
 def incremental_tables() -> Path:
     """OUT_DIR with warehouse/db/<table> and tables.json (base, target, oracle)."""
     return script_output(SCRIPT, "incremental-tables", "build")

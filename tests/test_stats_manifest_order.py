@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from interop.sparkenv import script_output
 from stats_compute import SKETCHERS, compute_stats
+from tiers import needs
 
 from puffin_cli.analysis.stats.manifest_order import (
     hash_set_order,
@@ -34,6 +35,7 @@ TABLES = ("mo_appends_v2", "mo_many_v2")
 
 
 @pytest.fixture(scope="session")
+@needs("spark")
 def manifest_order_tables() -> Path:
     """OUT_DIR with warehouse/db/<table> and tables.json (Iceberg's orders and layout)."""
     return script_output(SCRIPT, "manifest-order-tables", "build")

@@ -20,6 +20,7 @@ from golden.regenerate import golden_path, normalise, write_golden
 from interop.sparkenv import script_output, spark_env
 from stats_compute import SKETCHERS, compute_stats
 from tables.fixtures import TABLES, spark_tables, table_dir  # noqa: F401
+from tiers import needs
 
 from puffin_cli.analysis.stats.plan import plan_snapshot, stats_snapshot
 from puffin_cli.analysis.stats.result import StatsResult
@@ -40,12 +41,14 @@ SCRIPT = Path(__file__).resolve().parent / "interop" / "spark_scripts" / "stats_
 
 
 @pytest.fixture(scope="session")
+@needs("spark")
 def stats_tables() -> Path:
     """OUT_DIR with warehouse/db/<table> and tables.json (Iceberg's own view)."""
     return script_output(SCRIPT, "stats-tables", "build")
 
 
 @pytest.fixture(scope="session")
+@needs("spark")
 def spark() -> Any:
     from puffin_cli.spark.session import get_session
 

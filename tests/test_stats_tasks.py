@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from interop.sparkenv import script_output
+from tiers import needs
 
 from puffin_cli.analysis.stats.delete_index import (
     can_contain_equality_deletes,
@@ -349,6 +350,7 @@ def test_equality_deletes_dropped_by_column_metrics() -> None:
 
 
 @pytest.fixture(scope="session")
+@needs("spark")
 def task_tables() -> Path:
     """OUT_DIR with warehouse/db/<table> and tables.json (Iceberg's Spark layout)."""
     return script_output(SCRIPT, "task-tables", "build")

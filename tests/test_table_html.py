@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from browser import dump_dom, screenshot
 from click.testing import CliRunner
 from s3server import S3Server
@@ -49,6 +50,7 @@ def charts(dom: str) -> dict[str, list[int]]:
     return found
 
 
+@pytest.mark.browser
 def test_vendored_uplot_is_npms() -> None:
     """The charting library the page inlines is npm's uplot 1.6.32, byte for byte (`make
     setup` installs it into .npm-tools)."""
@@ -58,6 +60,7 @@ def test_vendored_uplot_is_npms() -> None:
     assert (ASSETS / "uPlot.LICENSE").read_bytes() == (NPM_UPLOT / "LICENSE").read_bytes()
 
 
+@pytest.mark.browser
 def test_page_renders_in_chromium_with_a_point_per_snapshot(tmp_path: Path) -> None:
     from PIL import Image
 
@@ -84,6 +87,7 @@ def test_page_renders_in_chromium_with_a_point_per_snapshot(tmp_path: Path) -> N
     assert inked > 128 * 240 // 50
 
 
+@pytest.mark.browser
 def test_hovering_a_point_shows_snapshot_operation_and_time(tmp_path: Path) -> None:
     """The page's own hover handler, driven as a pointer move drives it (uPlot's setCursor)."""
     table = stats_table(tmp_path / "t", 12)
@@ -102,6 +106,7 @@ def test_hovering_a_point_shows_snapshot_operation_and_time(tmp_path: Path) -> N
                             "2023-11-14 22:13:20 UTC")
 
 
+@pytest.mark.browser
 def test_no_snapshot_one_snapshot_and_findings_render(tmp_path: Path) -> None:
     """A warehouse of three tables on one page: one without a snapshot, one with a single
     snapshot, one whose statistics entry names a wrong size (an error finding), the finding

@@ -117,8 +117,8 @@ def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[s
               help="With --catalog: every table of every namespace of the catalog.")
 @click.option("--dry-run", is_flag=True,
               help="Show the plan (per table: fresh, incremental from which snapshot or full, "
-                   "what it reads, and in this process or on Spark and why) from metadata "
-                   "only; start no Spark, write nothing.")
+                   "what it reads, and in this process or on Spark and why) from the table's "
+                   "metadata, manifests and statistics files; start no Spark, write nothing.")
 @click.option("--full", is_flag=True,
               help="Read the whole snapshot, even when its statistics are fresh or an "
                    "ancestor's sketches could be extended (the default: incremental).")
@@ -276,8 +276,9 @@ def _file_in(directory: str, named: bool, label: str, snapshot_id: int) -> str:
 def _plan(run: list[TableTarget], catalog: str | None, options: StatsOptions,
           planning: Planning, *, on_done: Callable[[str], None],
           alone: bool) -> batch.StatsBatchResult:
-    """The dry run: every table's plan from metadata only (no Spark: a cluster's parallelism
-    is taken to be its least, ``spark.sql.shuffle.partitions``). ``alone``: one TABLE named
+    """The dry run: every table's plan from its metadata, manifests and the statistics files
+    of its snapshot and its ancestors (no Spark: a cluster's parallelism is taken to be its
+    least, ``spark.sql.shuffle.partitions``). ``alone``: one TABLE named
     (not a namespace), whose run would fail without a current snapshot: so does its plan."""
     from puffin_cli.analysis.stats import batch
     from puffin_cli.analysis.table.commit import check_committable

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tiers import needs
 
 from interop.judge import JavaJudge
 from interop.sparkenv import script_output
@@ -200,6 +201,7 @@ def copy_broken(built: Path, name: str, parent: Path) -> BrokenTable:
 
 
 @pytest.fixture(scope="session", name="broken_tables")
+@needs("spark")
 def broken_tables_fixture() -> Path:
     return built_tables()
 
@@ -215,6 +217,7 @@ def broken_table_fixture(broken_tables: Path,
 
 
 @pytest.fixture(scope="session", name="java_judge")
+@needs("spark")
 def java_judge_fixture() -> Iterator[JavaJudge]:
     judge = JavaJudge()
     try:

@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from tiers import needs
 
 from interop.oracle import JavaOracle
 
 
 @pytest.fixture(scope="session", name="java_oracle")
+@needs("java")
 def java_oracle_fixture() -> Iterator[JavaOracle]:
     oracle = JavaOracle()
     try:

@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tiers import need
+
 ICEBERG_JAR_NAME = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
 ICEBERG_PYPI_PACKAGE = "snowpark-connect-deps-iceberg==1.0.3"
 PYSPARK_PYPI_PACKAGE = "pyspark==3.5.9"
@@ -362,6 +364,7 @@ def compile_oracle(cache: Path, compile_jars: list[Path]) -> Path:
 
 def java_env() -> JavaEnv:
     """Obtain every jar, relocate Jackson, compile the oracle; cached and idempotent."""
+    need("java", "Iceberg Java (the interop cache's jars, a JVM)")
     cache = cache_dir()
     with cache_lock(cache):
         iceberg = iceberg_runtime_jar(cache)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tiers import need
+
 from interop.javaenv import InteropSetupError, cache_dir, cache_lock, run_checked
 
 PYPAIMON_PACKAGE = "pypaimon==2.1.0"
@@ -62,6 +64,7 @@ class PaimonOracleError(RuntimeError):
 
 def paimon_oracle() -> PaimonOracle:
     """Create (once) the pypaimon venv and return the oracle that runs in it."""
+    need("paimon", "pypaimon (the interop cache's venv)")
     cache = cache_dir()
     venv = cache / "paimon-venv"
     python = venv / "bin" / "python"

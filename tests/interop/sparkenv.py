@@ -17,6 +17,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tiers import need
+
 from interop.javaenv import (
     InteropSetupError,
     JavaEnv,
@@ -80,6 +82,7 @@ class SparkEnv:
 
 def spark_env() -> SparkEnv:
     """Create (once) the PySpark 3.5 venv and return how to run Spark with Iceberg."""
+    need("spark", "PySpark 3.5 with Iceberg (the interop cache's Spark venv)")
     jenv = java_env()
     venv = jenv.cache_dir / "spark-venv"
     python = venv / "bin" / "python"

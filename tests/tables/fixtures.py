@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from interop.sparkenv import script_output
+from tiers import needs
 
 GENERATOR = Path(__file__).resolve().parent / "generate.py"
 TABLES = ("stats_v1", "stats_v2", "dv_v3")
@@ -24,6 +25,7 @@ def generated_tables() -> Path:
 
 
 @pytest.fixture(scope="session")
+@needs("spark")
 def spark_tables() -> Path:
     return generated_tables()
 

@@ -157,7 +157,9 @@ def run_tables(targets: Sequence[TableTarget], each: Callable[[Table, str], Tabl
 def plan_table(table: Table, label: str, options: StatsOptions,
                planning: Planning) -> TableOutcome:
     """A dry run of one table: its :class:`RefreshPlan` for the run's ``options`` and the
-    parallelism known without Spark (``planning``), from metadata only."""
+    parallelism known without Spark (``planning``), from the table's metadata and manifests
+    and the statistics files whose sketches a run would reuse (not metadata only:
+    :func:`~.incremental.decide_refresh` reads them to know a base is usable)."""
     from puffin_cli.analysis.stats.incremental import decide_refresh
     from puffin_cli.analysis.stats.sketcher import Work, choose_sketcher
 
