@@ -226,11 +226,12 @@ def usage_error_lines(exc: click.UsageError) -> list[str]:
 
 
 def emit(ctx: click.Context, result: Any, view: HumanView | None = None, *,
-         out: TextIO | None = None) -> None:
+         out: TextIO | None = None, document: str | None = None) -> None:
     """Hand ``result`` to the one renderer the user chose: its human ``view`` (which the
     command imports only in the branch that draws), or without one the command's JSON
-    document; on ``out`` (standard output by default)."""
+    document (``document`` names it where one command writes two kinds: ``diff table``); on
+    ``out`` (standard output by default)."""
     from puffin_cli.render.output import emit as render
 
-    command = ctx.command_path.partition(" ")[2]
+    command = document or ctx.command_path.partition(" ")[2]
     render(command, result, view, color=settings(ctx).color, out=out)

@@ -38,6 +38,7 @@ SCHEMA_VERSIONS = {
     "repair": 1,
     "write": 1,
     "diff": 1,
+    "diff table": 1,
     "stats compute": 1,
     "scan": 1,
 }
