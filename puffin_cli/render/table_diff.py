@@ -21,6 +21,7 @@ from puffin_cli.analysis.table.diff import (
 )
 from puffin_cli.format.text import plural
 from puffin_cli.render import layout
+from puffin_cli.render.table import TablePaths
 
 _INDENT = 2
 _STATE_STYLE = {STATS_CURRENT: "green"}
@@ -46,12 +47,13 @@ def _ndv(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
-def _statistics(console: Console, diff: StatisticsDiff) -> None:
+def _statistics(console: Console, diff: StatisticsDiff, paths: TablePaths) -> None:
     def side(path: str | None, state: str, snapshot_id: int | None) -> Text:
         if path is None:
             return Text(state, style="red")
         of = f" (of {snapshot_id})" if state != STATS_CURRENT else ""
-        return Text.assemble((state, _STATE_STYLE.get(state, "yellow")), of, f"  {path}")
+        return Text.assemble((state, _STATE_STYLE.get(state, "yellow")), of,
+                             f"  {paths.short(path)}")
 
     layout.print_folded(console, Text.assemble((diff.engine, "bold"), "  from ",
                                                side(diff.path_from, diff.state_from,
@@ -72,6 +74,7 @@ def _statistics(console: Console, diff: StatisticsDiff) -> None:
 
 def render_human(diff: TableDiff, console: Console) -> None:
     a, b = diff.from_snapshot, diff.to_snapshot
+    paths = TablePaths(diff.location, diff.path)
     layout.print_folded(console, Text.assemble(("table ", "bold"), diff.table), 0,
                         spaces=False)
     layout.print_line(console, _end("from  ", a))
@@ -91,15 +94,15 @@ def render_human(diff: TableDiff, console: Console) -> None:
                    f": {deletes.other_added:,} added, {deletes.other_removed:,} removed")
     for change in deletes.changes:
         positions = f"{_ndv(change.positions_from)} -> {_ndv(change.positions_to)} positions"
-        layout.print_folded(console, Text.assemble((change.change.ljust(9), "bold"),
-                                                   positions, "  ", change.data_file),
-                            _INDENT, spaces=False)
+        layout.print_folded(console, Text.assemble(
+            (change.change.ljust(9), "bold"), positions, "  ", paths.short(change.data_file)),
+            _INDENT, spaces=False)
     if deletes.changes_omitted:
         layout.print_folded(console, f"... {plural(deletes.changes_omitted, 'more data file')}"
                             " (--limit shows more)", _INDENT, style="dim")
     layout.print_line(console, Text("statistics", style="bold"))
     for engine in diff.statistics:
-        _statistics(console, engine)
+        _statistics(console, engine, paths)
     if diff.same:
         layout.print_line(console, Text("the same", style="bold green"))
     else:

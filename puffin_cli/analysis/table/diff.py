@@ -21,7 +21,7 @@ and manifests only (no data file, DV or statistics file is opened).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -99,8 +99,8 @@ class DeletesDiff:
 @dataclass(frozen=True)
 class ColumnDiff:
     """One column's NDV at each end (``None``: no NDV there) and ``change`` (to less from,
-    ``None`` unless both ends have one). ``column`` is its name at the ``to`` end, else at the
-    ``from`` end."""
+    ``None`` unless both ends have one). ``column`` is its name in the schema of the ``to``
+    snapshot, else of the ``from`` snapshot (``None``: in neither)."""
 
     field_id: int
     column: str | None
@@ -133,10 +133,14 @@ class StatisticsDiff:
 @dataclass(frozen=True)
 class TableDiff:
     """``puffin diff TABLE``'s result. ``same``: the ends have the same live files and every
-    engine the same statistics file and NDVs (exit 0; else exit 1)."""
+    engine the same statistics file and NDVs (exit 0; else exit 1). ``path`` is the table's
+    directory, ``location`` its metadata's ``location`` (the human view names files inside
+    the table relative to it, as ``table`` does)."""
 
     table: str
     metadata_file: str
+    path: str
+    location: str
     same: bool
     from_snapshot: DiffEnd
     to_snapshot: DiffEnd
@@ -239,12 +243,15 @@ def diff_table(table: Table, *, name: str, from_ref: str | None = None,
         sum(not e.is_dv for _, e in changes.deletes_added),
         sum(not e.is_dv for _, e in changes.deletes_removed))
     view = StatisticsView(table)
+    names = table.field_names(target.snapshot_id)
     statistics = tuple(_statistics(engine, None if base is None else view.engine(base, engine),
-                                   view.engine(target, engine)) for engine in ENGINES)
+                                   view.engine(target, engine), names.name)
+                       for engine in ENGINES)
     same = not (changes.data_added or changes.data_removed or changes.deletes_added
                 or changes.deletes_removed) and all(s.same for s in statistics)
-    return TableDiff(name, table.metadata_file, same, _end(from_ref, base, before),
-                     _end(to_ref, target, after), data, deletes, statistics)
+    return TableDiff(name, table.metadata_file, table.table_dir, table.metadata.location,
+                     same, _end(from_ref, base, before), _end(to_ref, target, after), data,
+                     deletes, statistics)
 
 
 def _positions(dvs: Iterable[ContentFile]) -> int:
@@ -280,8 +287,8 @@ def _dv_change(data_file: str, before: tuple[ContentFile, ...],
                     tuple(d.path for d in before), tuple(d.path for d in after))
 
 
-def _statistics(engine: str, base: EngineStatistics | None,
-                target: EngineStatistics) -> StatisticsDiff:
+def _statistics(engine: str, base: EngineStatistics | None, target: EngineStatistics,
+                name: Callable[[int], str | None]) -> StatisticsDiff:
     old = {} if base is None else {c.field_id: c for c in base.columns}
     new = {c.field_id: c for c in target.columns}
     columns = []
@@ -289,8 +296,7 @@ def _statistics(engine: str, base: EngineStatistics | None,
         a, b = old.get(field_id), new.get(field_id)
         ndv_a = None if a is None else a.ndv
         ndv_b = None if b is None else b.ndv
-        column = b.column if b is not None and b.column is not None else (
-            None if a is None else a.column)
+        column = name(field_id) or (None if a is None else a.column)
         columns.append(ColumnDiff(field_id, column, ndv_a, ndv_b,
                                   None if ndv_a is None or ndv_b is None else ndv_b - ndv_a))
     return StatisticsDiff(
