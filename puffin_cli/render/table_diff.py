@@ -2,10 +2,11 @@
 (``--json`` is its serialization, docs/json.md).
 
 The table, the two snapshots (ID, commit time UTC, operation), then each count ``from -> to``
-with what was added and removed: live data files, rows, deletion vectors and the rows they
-delete, other delete files; the data files whose DVs changed (the first ``--limit``); per engine
-the statistics file at each end (current, stale, missing) and per column the NDVs and the
-change. The last line says whether the snapshots are the same.
+with what was added and removed: live data files, rows, deletion vectors (how many data files'
+DVs were added, grown, replaced, removed) and the rows they delete, other delete files; the data
+files whose DVs changed (the first ``--limit``); per engine the statistics file at each end
+(current, stale, missing) and per column the NDVs and the change. The last line says whether the
+snapshots are the same.
 """
 
 from __future__ import annotations
@@ -85,9 +86,11 @@ def render_human(diff: TableDiff, console: Console) -> None:
     layout.row(console, "rows", f"{_count(a.data_rows, b.data_rows)}: "
                f"{files.rows_added:,} added, {files.rows_removed:,} removed")
     deletes = diff.deletes
+    kinds = [f"{count:,} {kind}" for count, kind in (
+        (deletes.dvs_added, "added"), (deletes.dvs_grown, "grown"),
+        (deletes.dvs_replaced, "replaced"), (deletes.dvs_removed, "removed")) if count]
     layout.row(console, "deletion vectors", f"{_count(a.deletion_vectors, b.deletion_vectors)}"
-               f": data files' DVs {deletes.dvs_added:,} added, {deletes.dvs_grown:,} grown, "
-               f"{deletes.dvs_replaced:,} replaced, {deletes.dvs_removed:,} removed")
+               f": {', '.join(kinds) or 'none changed'}")
     layout.row(console, "deleted rows", _count(a.deleted_rows, b.deleted_rows))
     if a.other_delete_files or b.other_delete_files:
         layout.row(console, "other deletes", f"{_count(a.other_delete_files, b.other_delete_files)}"

@@ -61,11 +61,13 @@ CASES: dict[str, list[str]] = {
     "scan-in-process": ["scan", "--json", "{repo}/samples"],
     "diff-codecs": ["diff", "--json", "{samples}/public/sample-metric-data-uncompressed.bin",
                     "{samples}/public/sample-metric-data-compressed-zstd.bin"],
+    "diff-table": ["diff", "--json", "{stats_table}"],
     "repair-plan": ["repair", "--json", "{broken_stats_table}"],
     "repair-apply": ["repair", "--json", "--apply", "{broken_stats_table}"],
 }
 # Exit status of each case when it is not 0.
-EXIT_CODES = {"validate-java-profile": 1, "repair-plan": 1, "diff-codecs": 1}
+EXIT_CODES = {"validate-java-profile": 1, "repair-plan": 1, "diff-codecs": 1,
+              "diff-table": 1}
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 # Keys whose values change from run to run.
