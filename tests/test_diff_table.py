@@ -146,6 +146,8 @@ def test_defaults_compare_the_current_snapshot_with_its_parent(stats_table: Path
     assert (doc["from-snapshot"]["deleted-rows"], doc["to-snapshot"]["deleted-rows"]) == (12, 18)
     assert doc["deletes"]["dvs-added"] == 2
     assert [c["change"] for c in doc["deletes"]["changes"]] == ["added", "added"]
+    # two manifest lists; 1003 lists 1002's four manifests and two of its own: each read once
+    assert doc["manifests-read"] == 2 + 6
     spark, trino = doc["statistics"]
     assert (spark["engine"], spark["state-from"], spark["state-to"]) == \
         ("spark", "missing", "current")

@@ -135,7 +135,8 @@ class TableDiff:
     """``puffin diff TABLE``'s result. ``same``: the ends have the same live files and every
     engine the same statistics file and NDVs (exit 0; else exit 1). ``path`` is the table's
     directory, ``location`` its metadata's ``location`` (the human view names files inside
-    the table relative to it, as ``table`` does)."""
+    the table relative to it, as ``table`` does); ``manifests_read`` the manifest lists and
+    manifests opened (each at most once)."""
 
     table: str
     metadata_file: str
@@ -147,6 +148,7 @@ class TableDiff:
     data_files: FilesDiff
     deletes: DeletesDiff
     statistics: tuple[StatisticsDiff, ...]
+    manifests_read: int
 
 
 def resolve_ref(table: Table, ref: str) -> Snapshot:
@@ -251,7 +253,7 @@ def diff_table(table: Table, *, name: str, from_ref: str | None = None,
                 or changes.deletes_removed) and all(s.same for s in statistics)
     return TableDiff(name, table.metadata_file, table.table_dir, table.metadata.location,
                      same, _end(from_ref, base, before), _end(to_ref, target, after), data,
-                     deletes, statistics)
+                     deletes, statistics, reader.files_opened)
 
 
 def _positions(dvs: Iterable[ContentFile]) -> int:
