@@ -1,6 +1,7 @@
 """``puffin diff TABLE``: two snapshots of one table compared by their live files, deletion
 vectors and each engine's statistics; its numbers at each end are those ``puffin table`` shows
-for that snapshot (on synthetic tables here, and on the Spark tier's tables)."""
+for that snapshot (on synthetic tables, a pyiceberg table of a SQL catalog, and the Spark
+tier's tables)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 from tables.fixtures import TABLES, spark_tables, table_dir  # noqa: F401  (session fixture)
 from tables.synthetic import TableBuilder, data_entry, dv_entry, dv_table
+from test_catalog import local_path, sql_catalog  # noqa: F401  (fixture)
 
 from puffin_cli.cli.main import cli, main
 from puffin_cli.render.jsonout import SCHEMA_VERSIONS
@@ -271,8 +273,8 @@ def test_agrees_with_table_on_spark_tables(spark_tables: Path, name: str) -> Non
     statistics of its own): every snapshot against its parent, and the first against the
     current one, give at each end what ``table`` gives for that snapshot."""
     table = table_dir(spark_tables, name)
-    code, listed = 0, CliRunner().invoke(cli, ["table", "--json", "--no-validate",
-                                               "--all-snapshots", str(table)])
+    listed = CliRunner().invoke(cli, ["table", "--json", "--no-validate", "--all-snapshots",
+                                      str(table)])
     snapshots = json.loads(listed.stdout)["tables"][0]["snapshots"]
     assert len(snapshots) >= 3
     pairs = [(None, str(s["snapshot-id"])) for s in snapshots]
@@ -291,3 +293,24 @@ def test_agrees_with_table_on_spark_tables(spark_tables: Path, name: str) -> Non
         assert grown > 0
     else:  # statistics for the first and second snapshots, with other NDVs
         assert ndv_changes > 0
+
+
+def test_catalog_table_by_branch_and_time(sql_catalog: Any) -> None:  # noqa: F811
+    """A table pyiceberg wrote (appended twice) through a SQL catalog: the default ends, and
+    the same ends named by the ``main`` branch and by the first snapshot's commit time."""
+    from datetime import datetime, timezone
+
+    loaded = sql_catalog.load_table("db.events")
+    first, second = loaded.metadata.snapshots
+    code, doc = diff_json("--catalog", "test", "db.events")
+    assert code == 1
+    assert (doc["from-snapshot"]["snapshot-id"], doc["to-snapshot"]["snapshot-id"]) == \
+        (first.snapshot_id, second.snapshot_id)
+    assert (doc["from-snapshot"]["data-rows"], doc["to-snapshot"]["data-rows"]) == (600, 1000)
+    assert doc["data-files"]["rows-added"] == 400
+    assert_agrees_with_table(local_path(loaded.location()), doc)
+    when = datetime.fromtimestamp(first.timestamp_ms / 1000, timezone.utc).isoformat()
+    _, named = diff_json("--catalog", "test", "--from", when, "--to", "main", "db.events")
+    assert {k: v for k, v in named.items() if k not in ("from-snapshot", "to-snapshot")} == \
+        {k: v for k, v in doc.items() if k not in ("from-snapshot", "to-snapshot")}
+    assert (named["from-snapshot"]["ref"], named["to-snapshot"]["ref"]) == (when, "main")
