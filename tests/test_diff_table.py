@@ -314,3 +314,20 @@ def test_catalog_table_by_branch_and_time(sql_catalog: Any) -> None:  # noqa: F8
     assert {k: v for k, v in named.items() if k not in ("from-snapshot", "to-snapshot")} == \
         {k: v for k, v in doc.items() if k not in ("from-snapshot", "to-snapshot")}
     assert (named["from-snapshot"]["ref"], named["to-snapshot"]["ref"]) == (when, "main")
+
+
+def test_terminal_gets_fitted_colour_lines_and_a_pipe_whole_ones(stats_table: Path) -> None:
+    import re
+
+    from test_terminal import on_terminal, through_pipes
+
+    code, out = on_terminal("diff", str(stats_table), columns=60)
+    assert code == 1
+    assert b"\x1b[" in out
+    lines = re.sub(r"\x1b\[[0-9;]*m", "", out.decode()).splitlines()
+    assert lines[-1] == "different"
+    assert max(len(line) for line in lines) <= 60
+    done = through_pipes("diff", str(stats_table))
+    assert done.returncode == 1 and b"\x1b" not in done.stdout
+    assert len(f"table {stats_table}") > 60  # folded on the terminal, whole on the pipe
+    assert f"table {stats_table}" in done.stdout.decode().splitlines()
