@@ -55,7 +55,7 @@ from puffin_cli.analysis.table.orphans import find_orphans
 from puffin_cli.analysis.table.partitions import partition_tuple
 from puffin_cli.analysis.table.report import DeletionVector, StatisticsChoice, StatisticsFile
 from puffin_cli.analysis.table.statistics import ENGINES, StatisticsView
-from puffin_cli.blobs.deletion_vector import decode_deletion_vector
+from puffin_cli.blobs.deletion_vector import deletion_vector_bitmap
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.facts import (
     ABOUT_DV,
@@ -496,7 +496,7 @@ class TableChecks:
         with self.fileio.new_input(self.mapper.resolve(dv.path)) as source:
             data = source.read(dv.offset, dv.length)
         try:
-            return decode_deletion_vector(data, dv.offset).bitmap
+            return deletion_vector_bitmap(data, dv.offset)
         except PuffinError:
             return None
 
