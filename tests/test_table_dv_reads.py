@@ -1,0 +1,59 @@
+"""``puffin table`` reads the deletion vectors of a Puffin file with a few range reads (the
+footer's neighbouring DV blobs in one), not one or two per DV; what it reports stays each
+entry's own (a damaged neighbour no entry names is no finding of the table's). On an object
+store: tests/test_object_store.py."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from tables.synthetic import one_puffin_table
+
+from puffin_cli.analysis.table.walk import analyze_path
+from puffin_cli.storage import FileIO
+from puffin_cli.storage.local import LocalInput
+
+DVS = 40
+# An array container of 6,000 bytes each: 240 KB of DVs, more than one footer read.
+POSITIONS = list(range(0, 9000, 3))
+
+
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
+    """Range reads of local files, by file, as the storage layer makes them."""
+    counted: Counter[str] = Counter()
+    original = LocalInput._read
+
+    def record(self: LocalInput, offset: int, length: int) -> bytes:
+        counted[self.location] += 1
+        return original(self, offset, length)
+
+    monkeypatch.setattr(LocalInput, "_read", record)
+    return counted
+
+
+@pytest.mark.parametrize("validate", [True, False])
+def test_dvs_of_a_puffin_file_cost_a_few_reads(tmp_path: Path, reads: Counter[str],
+                                               validate: bool) -> None:
+    root = tmp_path / "t"
+    _table, name = one_puffin_table(root, dvs=DVS, positions=POSITIONS)
+    (report,) = analyze_path(root, fileio=FileIO(), validate=validate).tables
+    (view,) = report.snapshots
+    assert report.findings == ()
+    assert [dv.cardinality for dv in view.deletion_vectors] == [len(POSITIONS)] * DVS
+    # the magic, the footer and the DVs (validate: the footer and the blobs again); before,
+    # one read per DV (two when validating)
+    assert reads[str(root / name)] <= (6 if validate else 3)
+
+
+def test_a_damaged_neighbour_no_entry_names_is_not_a_table_finding(
+        tmp_path: Path, reads: Counter[str]) -> None:
+    root = tmp_path / "t"
+    _table, name = one_puffin_table(root, dvs=DVS, positions=POSITIONS, unnamed_bad_blob=True)
+    (report,) = analyze_path(root, fileio=FileIO(), validate=False).tables
+    assert report.findings == ()
+    assert reads[str(root / name)] <= 3
+    (report,) = analyze_path(root, fileio=FileIO(), validate=True).tables
+    assert [(f.code, f.blob_index) for f in report.findings] == [("dv.crc", DVS)]
