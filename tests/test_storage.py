@@ -377,35 +377,32 @@ def test_coalesce_groups_neighbours_in_their_order() -> None:
 
 def test_prefetched_ranges_cost_one_read_and_stay_exact(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from puffin_cli.storage.local import LocalInput
+    from helpers import record_local_reads
 
     path = tmp_path / "f"
     path.write_bytes(bytes(range(256)) * 4)
-    reads: list[tuple[int, int]] = []
-    original = LocalInput._read
+    recorded = record_local_reads(monkeypatch)
 
-    def record(self: LocalInput, offset: int, length: int) -> bytes:
-        reads.append((offset, length))
-        return original(self, offset, length)
+    def reads() -> list[tuple[int, int]]:
+        return [(offset, length) for _path, offset, length in recorded]
 
-    monkeypatch.setattr(LocalInput, "_read", record)
     data = path.read_bytes()
     planned = [(10, 5), (15, 20), (100, 3), (900, 24)]
     with default_io().new_input(path) as source:
         source.prefetch(planned)
         assert [source.read(o, n) for o, n in planned] == [data[o:o + n] for o, n in planned]
-        assert reads == [(10, 914)]
+        assert reads() == [(10, 914)]
         assert (source.reads, source.bytes_read) == (1, 914)
         # read again, out of the plan's order, or outside it: each a read of its own
         assert source.read(15, 20) == data[15:35] and source.read(0, 2) == data[:2]
-        assert reads[1:] == [(15, 20), (0, 2)]
-        reads.clear()
+        assert reads()[1:] == [(15, 20), (0, 2)]
+        recorded.clear()
         source.prefetch(planned)
         assert source.read(100, 3) == data[100:103]  # the span, for a range in its middle
         assert source.read(10, 5) == data[10:15]  # from the span held
         assert source.read(15, 20) == data[15:35] and source.read(900, 24) == data[900:924]
         assert source.read(15, 20) == data[15:35]  # the span was dropped: a read of its own
-        assert reads == [(10, 914), (15, 20)]
+        assert reads() == [(10, 914), (15, 20)]
 
 
 def test_a_span_that_cannot_be_read_leaves_each_range_its_own_read(
