@@ -36,7 +36,7 @@ table.orphan                  info      a Puffin file under the table nobody ref
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,7 +52,7 @@ from puffin_cli.analysis.table.metadata import (
     StatisticsEntry,
 )
 from puffin_cli.analysis.table.orphans import find_orphans
-from puffin_cli.analysis.table.partitions import partition_tuple
+from puffin_cli.analysis.table.partitions import PartitionTuple, partition_tuple
 from puffin_cli.analysis.table.report import DeletionVector, StatisticsChoice, StatisticsFile
 from puffin_cli.analysis.table.statistics import ENGINES, StatisticsView
 from puffin_cli.blobs.deletion_vector import deletion_vector_bitmap
@@ -164,6 +164,7 @@ class TableChecks:
         self.dvs: dict[tuple[Any, ...], DeletionVector] = {}
         self.view = StatisticsView(table)
         self.statistics_checked: set[int] = set()  # id() of the entries checked
+        self._partitions: dict[tuple[Any, ...], PartitionTuple] = {}
 
     def add(self, code: str, facts: Facts, severity: Severity = Severity.ERROR,
             offset: int | None = None, blob_index: int | None = None) -> None:
@@ -180,6 +181,18 @@ class TableChecks:
         return Facts(entry.path, self.elsewhere(entry.path), snapshot_id, ABOUT_DV,
                      (FileRef(DELETES, entry.path, entry.content_offset, entry.content_size),
                       FileRef(DATA, entry.referenced_data_file)), detail)
+
+    def partition(self, spec_id: int, values: Mapping[str, Any]) -> PartitionTuple:
+        """:func:`partition_tuple` of a file, made once per distinct spec and values (with
+        their types: 1, 1.0 and True are other values here) however many DVs share them."""
+        key = (spec_id, tuple((name, type(value), value) for name, value in values.items()))
+        try:
+            found = self._partitions.get(key)
+        except TypeError:  # a value that is no dictionary key (none Avro decodes to)
+            return partition_tuple(self.metadata, spec_id, values)
+        if found is None:
+            found = self._partitions[key] = partition_tuple(self.metadata, spec_id, values)
+        return found
 
     def elsewhere(self, location: str) -> str | None:
         """Where ``location`` is read when that is another location (else ``None``)."""
@@ -390,7 +403,7 @@ class TableChecks:
             cardinality=None if decoded is None else decoded.cardinality,
             container="missing" if decoded is None else decoded.container,
             spec_id=entry.spec_id,
-            partition=partition_tuple(self.metadata, entry.spec_id, entry.partition),
+            partition=self.partition(entry.spec_id, entry.partition),
             sequence_number=entry.sequence_number)
 
     def check_blob(self, facts: Callable[[Detail], Facts], entry: ContentFile,
