@@ -51,3 +51,17 @@ def test_a_damaged_neighbour_no_entry_names_is_not_a_table_finding(
     assert reads_of(reads, root / name) <= 3
     (report,) = analyze_path(root, fileio=FileIO(), validate=True).tables
     assert [(f.code, f.blob_index) for f in report.findings] == [("dv.crc", DVS)]
+
+
+def test_partition_tuples_are_shared_by_equal_values_of_one_type(tmp_path: Path) -> None:
+    from puffin_cli.analysis.table.checks import TableChecks
+    from puffin_cli.analysis.table.partitions import partition_tuple
+    from puffin_cli.analysis.table.walk import load_tables
+
+    root = tmp_path / "t"
+    one_puffin_table(root, dvs=1, positions=[0])
+    (table,) = load_tables(root, fileio=FileIO())
+    checks = TableChecks(table, validate=False)
+    for values in ({"part": 1}, {"part": True}, {"part": 1.0}, {"part": None}, {"part": [1]}):
+        assert checks.partition(0, values) == partition_tuple(table.metadata, 0, values)
+    assert checks.partition(0, {"part": 7}) is checks.partition(0, {"part": 7})
