@@ -69,3 +69,19 @@ def run_main(capsysbinary: pytest.CaptureFixture[bytes], *args: str) -> tuple[in
     out, err = capsysbinary.readouterr()
     code = exit_info.value.code
     return (code if isinstance(code, int) else 0), out, err.decode()
+
+
+def record_local_reads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
+    """The range reads of local files from now on, as the storage layer makes them:
+    (location, offset, length) each."""
+    from puffin_cli.storage.local import LocalInput
+
+    reads: list[tuple[str, int, int]] = []
+    original = LocalInput._read
+
+    def record(self: LocalInput, offset: int, length: int) -> bytes:
+        reads.append((self.location, offset, length))
+        return original(self, offset, length)
+
+    monkeypatch.setattr(LocalInput, "_read", record)
+    return reads

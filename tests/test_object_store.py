@@ -433,6 +433,29 @@ def test_table_in_an_object_store_equals_local(tree: Path, env: dict[str, str],
     assert [t["path"] for t in json.loads(warehouse.stdout)["tables"]] == [location]
 
 
+def test_dvs_of_a_table_in_an_object_store_cost_a_few_requests(
+        tree: Path, s3_server: S3Server, tmp_path: Path) -> None:
+    """40 DVs in one Puffin file (240 KB, more than a footer read): a few GETs of the file,
+    not one or two per DV (tests/test_table_dv_reads.py counts the same locally)."""
+    from tables.synthetic import one_puffin_table
+
+    key = "tables/db/many_dvs"
+    location = f"s3://{BUCKET}/{key}"
+    root = tmp_path / "t"
+    _table, name = one_puffin_table(root, dvs=40, positions=list(range(0, 9000, 3)),
+                                    location=location)
+    _upload_tree(s3_server, root, key)
+    s3_server.proxy.reset()
+    done = puffin("table", "--json", "--limit", "100", location,
+                  env=s3_server.env(s3_server.proxy_endpoint))
+    assert done.returncode == 0, done.stderr
+    (table,) = json.loads(done.stdout)["tables"]
+    assert [dv["cardinality"] for dv in table["snapshots"][0]["deletion-vectors"]] == [3000] * 40
+    gets = [r for r in s3_server.proxy.requests
+            if r.method == "GET" and r.path.partition("?")[0] == f"/{BUCKET}/{key}/{name}"]
+    assert 1 <= len(gets) <= 6
+
+
 def test_commit_to_a_table_in_an_object_store(tree: Path, s3_server: S3Server,
                                               tmp_path: Path) -> None:
     from tables.synthetic import dv_table

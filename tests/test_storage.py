@@ -360,3 +360,70 @@ def test_delete_removes_a_file_and_a_missing_one_is_no_error(tmp_path: Path) -> 
         fileio.delete(str(tmp_path / "d"))
     assert caught.value.code == "io.delete"
     assert (tmp_path / "d").is_dir()
+
+
+# --- reads of many ranges -------------------------------------------------------------------
+
+
+def test_coalesce_groups_neighbours_in_their_order() -> None:
+    from puffin_cli.storage import coalesce
+
+    assert coalesce([(0, 4), (4, 4), (10, 2), (0, 1), (1, 0), (3, 3)], gap=2, span=100) == [
+        [(0, 4), (4, 4), (10, 2)], [(0, 1), (3, 3)]]  # no going back; empty ranges left out
+    assert coalesce([(0, 4), (7, 4)], gap=2, span=100) == [[(0, 4)], [(7, 4)]]  # gap of 3
+    assert coalesce([(0, 4), (4, 4), (8, 4)], gap=0, span=8) == [[(0, 4), (4, 4)], [(8, 4)]]
+    assert coalesce([(0, 20), (20, 1)], gap=0, span=8) == [[(0, 20)], [(20, 1)]]
+
+
+def test_prefetched_ranges_cost_one_read_and_stay_exact(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    from helpers import record_local_reads
+
+    path = tmp_path / "f"
+    path.write_bytes(bytes(range(256)) * 4)
+    recorded = record_local_reads(monkeypatch)
+
+    def reads() -> list[tuple[int, int]]:
+        return [(offset, length) for _path, offset, length in recorded]
+
+    data = path.read_bytes()
+    planned = [(10, 5), (15, 20), (100, 3), (900, 24)]
+    with default_io().new_input(path) as source:
+        source.prefetch(planned)
+        assert [source.read(o, n) for o, n in planned] == [data[o:o + n] for o, n in planned]
+        assert reads() == [(10, 914)]
+        assert (source.reads, source.bytes_read) == (1, 914)
+        # read again, out of the plan's order, or outside it: each a read of its own
+        assert source.read(15, 20) == data[15:35] and source.read(0, 2) == data[:2]
+        assert reads()[1:] == [(15, 20), (0, 2)]
+        recorded.clear()
+        source.prefetch(planned)
+        assert source.read(100, 3) == data[100:103]  # the span, for a range in its middle
+        assert source.read(10, 5) == data[10:15]  # from the span held
+        assert source.read(15, 20) == data[15:35] and source.read(900, 24) == data[900:924]
+        assert source.read(15, 20) == data[15:35]  # the span was dropped: a read of its own
+        assert reads() == [(10, 914), (15, 20)]
+
+
+def test_a_span_that_cannot_be_read_leaves_each_range_its_own_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from puffin_cli.storage.local import LocalInput
+
+    path = tmp_path / "f"
+    path.write_bytes(bytes(100))
+    original = LocalInput._read
+
+    def failing(self: LocalInput, offset: int, length: int) -> bytes:
+        if offset <= 50 < offset + length:
+            raise StorageError("cannot read: Input/output error", code="io.read",
+                               path=self.location, offset=offset)
+        return original(self, offset, length)
+
+    monkeypatch.setattr(LocalInput, "_read", failing)
+    with default_io().new_input(path) as source:
+        source.prefetch([(0, 10), (45, 10), (90, 10)])
+        assert source.read(0, 10) == bytes(10)
+        with pytest.raises(StorageError) as info:
+            source.read(45, 10)
+        assert (info.value.code, info.value.offset) == ("io.read", 45)
+        assert source.read(90, 10) == bytes(10)

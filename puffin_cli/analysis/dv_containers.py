@@ -22,8 +22,9 @@ container           magic (as stored)  layout of the range
 
 Every container starts with the length of (magic + bitmap) as u32 big-endian; the CRC-32, when
 present, is big-endian over the same bytes. The Iceberg layout (``puffin``, ``bare-dv``) is
-decoded by :func:`puffin_cli.blobs.deletion_vector.decode_deletion_vector`, the one decoder of
-that envelope and vector; the other two are decoded here.
+decoded by :func:`puffin_cli.blobs.deletion_vector.deletion_vector_bitmap` (the positions as
+``decode_deletion_vector`` reads them, the one decoder of that envelope and vector); the other
+two are decoded here.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from puffin_cli.blobs.deletion_vector import DV_MAGIC, LENGTH_BYTES, decode_deletion_vector
+from puffin_cli.blobs.deletion_vector import DV_MAGIC, LENGTH_BYTES, deletion_vector_bitmap
 from puffin_cli.errors import PuffinError
 
 PUFFIN = "puffin"
@@ -130,9 +131,9 @@ def decode_range(data: bytes, *, in_puffin: bool, base_offset: int = 0) -> Decod
     kind = container_kind(data, in_puffin=in_puffin)
     try:
         if kind in (PUFFIN, BARE_DV):
-            dv = decode_deletion_vector(data, base_offset)
-            top = int(dv.bitmap.max()) if dv.cardinality else None
-            return DecodedDV(kind, dv.cardinality, top)
+            bitmap = deletion_vector_bitmap(data, base_offset)
+            cardinality = len(bitmap)
+            return DecodedDV(kind, cardinality, int(bitmap.max()) if cardinality else None)
         if kind == DELTA_NATIVE:
             body, rest = _envelope(data, DELTA_NATIVE)
             _check_crc(body, rest, DELTA_NATIVE, required=True)

@@ -13,7 +13,9 @@ Reading
     :meth:`FileIO.new_input` gives an :class:`InputFile`: ``size``, ``read(offset, length)``,
     ``read_tail(n)`` (one suffix-range request that also learns the size: a Puffin footer costs
     one request), ``stream()`` and ``reader()`` (a seekable binary file for libraries such as
-    pyarrow). Pass ``length`` when a manifest or a listing already knows it. Inputs that need
+    pyarrow). Pass ``length`` when a manifest or a listing already knows it. ``prefetch``
+    plans the reads to come: neighbouring ranges (:func:`coalesce`) are then read with one
+    request, so the small blobs of a file cost a few requests, not one each. Inputs that need
     random access refuse FIFOs, devices and other non-regular files at once.
     :meth:`FileIO.open_stream` is for inputs read once from start to end (positions, values,
     spec and file lists): pipes and ``<(…)`` work there. :func:`read_list` reads a list of
@@ -55,6 +57,7 @@ from puffin_cli.storage.base import (
     InputFile,
     OutputStream,
     StorageError,
+    coalesce,
     has_magic,
     is_remote,
     join,
@@ -72,6 +75,7 @@ __all__ = [
     "OutputFile",
     "OutputStream",
     "StorageError",
+    "coalesce",
     "configure",
     "default_io",
     "has_magic",

@@ -8,7 +8,7 @@ import _thread
 import io
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from urllib.parse import unquote, urlparse
@@ -22,6 +22,15 @@ if TYPE_CHECKING:
 LOCAL_SCHEMES = ("", "file")
 _GLOB_CHARS = frozenset("*?[")
 STREAM_CHUNK = 1 << 20
+# Ranges read together (:func:`coalesce`, :meth:`InputFile.prefetch`): a gap of up to
+# COALESCE_GAP bytes between two is read with them (object_store's own default: a request
+# costs about what a MiB of transfer does), and a span read at once holds at most
+# COALESCE_SPAN bytes.
+COALESCE_GAP = 1 << 20
+COALESCE_SPAN = 8 << 20
+
+# A byte range: (offset, length).
+Range = tuple[int, int]
 
 
 class StorageError(PuffinError):
@@ -120,10 +129,30 @@ class FileInfo:
     modified: float | None = None  # seconds since the epoch, when known
 
 
+def coalesce(ranges: Iterable[Range], *, gap: int = COALESCE_GAP,
+             span: int = COALESCE_SPAN) -> list[list[Range]]:
+    """Non-empty ranges, in their order, grouped to be read with one request each: a range
+    joins the group before it when it starts at or after the group's end, at most ``gap``
+    bytes past it, and the group then spans at most ``span`` bytes. A range longer than
+    ``span`` is a group of its own."""
+    groups: list[list[Range]] = []
+    start = end = 0
+    for offset, length in ranges:
+        if length <= 0:
+            continue
+        if groups and end <= offset <= end + gap and offset + length - start <= span:
+            groups[-1].append((offset, length))
+        else:
+            groups.append([(offset, length)])
+            start = offset
+        end = offset + length
+    return groups
+
+
 class InputFile(ABC):
     """A file or object read by byte ranges. ``size`` may cost one request on an object
     unless it was passed in or learnt by :meth:`read_tail`; ``reads`` and ``bytes_read``
-    count what was read."""
+    count what was read (requests and bytes)."""
 
     def __init__(self, location: str) -> None:
         self.location = location
@@ -131,6 +160,12 @@ class InputFile(ABC):
         self.bytes_read = 0
         self._tail_at = 0
         self._tail = b""
+        # prefetch(): each planned range's span (start, end, id), the ranges of each span
+        # not read yet, the span held and the spans read before
+        self._planned: dict[Range, tuple[int, int, int]] = {}
+        self._unread: dict[int, int] = {}
+        self._span: tuple[int, bytes] | None = None
+        self._spans_read: set[int] = set()
 
     @property
     def name(self) -> str:
@@ -158,12 +193,61 @@ class InputFile(ABC):
         if self._tail and offset >= self._tail_at:  # within the tail already read
             start = offset - self._tail_at
             return self._tail[start:start + length]
+        if self._planned:
+            held = self._from_span(offset, length)
+            if held is not None:
+                return held
+        return self._counted_read(offset, length)
+
+    def _counted_read(self, offset: int, length: int) -> bytes:
         data = self._read(offset, length)
         self.reads += 1
         self.bytes_read += len(data)
         if len(data) != length:
             raise StorageError(f"short read: wanted {length} bytes, got {len(data)}",
                                code="io.range", path=self.location, offset=offset)
+        return data
+
+    def prefetch(self, ranges: Iterable[Range]) -> None:
+        """Plan the reads of ``ranges`` (offset, length), in the order they will be read:
+        those that :func:`coalesce` groups are read with one request, when the first of them
+        is read, and served from it after; the span is dropped once all of its ranges were
+        read, or when the next one is. Reads stay exact: a read outside the plan, a second
+        read of a range, a read from a span dropped or one that failed to read is a request
+        of its own (failing as it would have). Replaces an earlier plan."""
+        self._planned, self._unread, self._span = {}, {}, None
+        self._spans_read = set()
+        size = self.size
+        for number, group in enumerate(coalesce(
+                (o, n) for o, n in ranges
+                if o >= 0 and o + n <= size and not (self._tail and o >= self._tail_at))):
+            if len(group) < 2:
+                continue
+            start, end = group[0][0], group[-1][0] + group[-1][1]
+            for piece in group:
+                self._planned[piece] = (start, end, number)
+            self._unread[number] = len(group)
+
+    def _from_span(self, offset: int, length: int) -> bytes | None:
+        """A planned range's bytes out of its span (read now if it was not yet), or ``None``
+        when the range must be read by itself."""
+        found = self._planned.pop((offset, length), None)
+        if found is None:
+            return None
+        start, end, number = found
+        if self._span is None or self._span[0] != number:
+            if number in self._spans_read:
+                return None
+            self._spans_read.add(number)
+            self._span = None
+            try:
+                self._span = (number, self._counted_read(start, end - start))
+            except StorageError:
+                return None
+        data = self._span[1][offset - start:offset - start + length]
+        self._unread[number] -= 1
+        if not self._unread[number]:
+            self._span = None
         return data
 
     def read_tail(self, length: int) -> bytes:

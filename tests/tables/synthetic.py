@@ -237,3 +237,35 @@ def dv_table(root: Path, *, snapshots: int, dvs_per_snapshot: int, carry: bool,
         listed = [*listed, *own] if carry else own
         table.snapshot(listed)
     return table
+
+
+def one_puffin_table(root: Path, *, dvs: int, positions: list[int], location: str | None = None,
+                     unnamed_bad_blob: bool = False) -> tuple[TableBuilder, str]:
+    """A v3 table of one snapshot: ``dvs`` data files (one partition each, 10,000 rows), each
+    with a DV of ``positions``, all in one Puffin file; with ``unnamed_bad_blob``, a DV blob
+    with a wrong CRC after them that no manifest entry names. Returns the builder (finished)
+    and the Puffin file's name under ``root``."""
+    from pyroaring import BitMap64
+
+    table = TableBuilder(root, location=location)
+    files = [table.uri(f"data/part={k}/f{k}.parquet") for k in range(dvs)]
+    data = table.manifest([data_entry(f, k, 10_000) for k, f in enumerate(files)], 0)
+    name = f"data/{uuid.uuid4()}-deletes.puffin"
+    ranges = []
+    with PuffinWriter(root / name, properties={"created-by": "puffin-cli tests"}) as writer:
+        for data_file in files:
+            blob = writer.add_blob(DV_BLOB_TYPE, encode_deletion_vector(BitMap64(positions)),
+                                   fields=[ROW_POSITION_FIELD_ID],
+                                   properties=dv_blob_properties(data_file, len(positions)))
+            ranges.append((blob.offset, blob.length))
+        if unnamed_bad_blob:
+            bad = bytearray(encode_deletion_vector(BitMap64([1, 2])))
+            bad[-1] ^= 1
+            writer.add_blob(DV_BLOB_TYPE, bytes(bad), fields=[ROW_POSITION_FIELD_ID],
+                            properties=dv_blob_properties(table.uri("data/gone.parquet"), 2))
+    deletes = table.manifest(
+        [dv_entry(table.uri(name), f, k, offset, length, len(positions))
+         for k, (f, (offset, length)) in enumerate(zip(files, ranges, strict=True))], 1)
+    table.snapshot([(data, 0, 1), (deletes, 1, 1)])
+    table.finish()
+    return table, name

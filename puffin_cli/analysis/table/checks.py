@@ -36,7 +36,7 @@ table.orphan                  info      a Puffin file under the table nobody ref
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,10 +52,10 @@ from puffin_cli.analysis.table.metadata import (
     StatisticsEntry,
 )
 from puffin_cli.analysis.table.orphans import find_orphans
-from puffin_cli.analysis.table.partitions import partition_tuple
+from puffin_cli.analysis.table.partitions import PartitionTuple, partition_tuple
 from puffin_cli.analysis.table.report import DeletionVector, StatisticsChoice, StatisticsFile
 from puffin_cli.analysis.table.statistics import ENGINES, StatisticsView
-from puffin_cli.blobs.deletion_vector import decode_deletion_vector
+from puffin_cli.blobs.deletion_vector import deletion_vector_bitmap
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.facts import (
     ABOUT_DV,
@@ -92,10 +92,12 @@ from puffin_cli.format.spec import (
     MAGIC,
     REFERENCED_DATA_FILE_PROPERTY,
 )
-from puffin_cli.storage import FileInfo, join
+from puffin_cli.storage import FileInfo, StorageError, coalesce, join
 
 # A blob of a Puffin file's footer with its index there.
 IndexedBlob = tuple[int, BlobMetadata]
+# A byte range of a file: (offset, length).
+Range = tuple[int, int]
 
 
 @dataclass
@@ -108,8 +110,9 @@ class _PuffinFile:
     blobs: tuple[BlobMetadata, ...] | None = None
     footer_size: int | None = None
     problem: PuffinError | None = None
-    decoded: dict[tuple[int, int], dv_containers.DecodedDV] = field(default_factory=dict)
+    decoded: dict[Range, dv_containers.DecodedDV] = field(default_factory=dict)
     _dv_index: tuple[dict[str | None, IndexedBlob], dict[int | None, IndexedBlob]] | None = None
+    _dv_groups: dict[Range, list[Range]] | None = None
 
     def dv_index(self) -> tuple[dict[str | None, IndexedBlob], dict[int | None, IndexedBlob]]:
         """The file's first DV blob (with its index) by referenced data file and by offset,
@@ -125,6 +128,19 @@ class _PuffinFile:
                     at_offset.setdefault(blob.offset, (index, blob))
             self._dv_index = by_ref, at_offset
         return self._dv_index
+
+    def dv_group(self, key: Range, max_blob_size: int) -> list[Range]:
+        """The ranges read with the range ``key`` (offset, length), in one request: the DV
+        blobs of the footer that :func:`coalesce` groups with it (those a DV entry may be
+        decoded from: inside the file, within ``max_blob_size``), or ``key`` alone when it is
+        no such blob's range."""
+        if self._dv_groups is None:
+            ranges = sorted({(b.offset, b.length) for b in self.blobs or ()
+                             if b.type == DV_BLOB_TYPE and b.offset >= 0
+                             and 0 <= b.length <= max_blob_size
+                             and b.offset + b.length <= self.size})
+            self._dv_groups = {r: group for group in coalesce(ranges) for r in group}
+        return self._dv_groups.get(key, [key])
 
 
 class TableChecks:
@@ -148,6 +164,7 @@ class TableChecks:
         self.dvs: dict[tuple[Any, ...], DeletionVector] = {}
         self.view = StatisticsView(table)
         self.statistics_checked: set[int] = set()  # id() of the entries checked
+        self._partitions: dict[tuple[Any, ...], PartitionTuple] = {}
 
     def add(self, code: str, facts: Facts, severity: Severity = Severity.ERROR,
             offset: int | None = None, blob_index: int | None = None) -> None:
@@ -164,6 +181,18 @@ class TableChecks:
         return Facts(entry.path, self.elsewhere(entry.path), snapshot_id, ABOUT_DV,
                      (FileRef(DELETES, entry.path, entry.content_offset, entry.content_size),
                       FileRef(DATA, entry.referenced_data_file)), detail)
+
+    def partition(self, spec_id: int, values: Mapping[str, Any]) -> PartitionTuple:
+        """:func:`partition_tuple` of a file, made once per distinct spec and values (with
+        their types: 1, 1.0 and True are other values here) however many DVs share them."""
+        key = (spec_id, tuple((name, type(value), value) for name, value in values.items()))
+        try:
+            found = self._partitions.get(key)
+        except TypeError:  # a value that is no dictionary key (none Avro decodes to)
+            return partition_tuple(self.metadata, spec_id, values)
+        if found is None:
+            found = self._partitions[key] = partition_tuple(self.metadata, spec_id, values)
+        return found
 
     def elsewhere(self, location: str) -> str | None:
         """Where ``location`` is read when that is another location (else ``None``)."""
@@ -374,7 +403,7 @@ class TableChecks:
             cardinality=None if decoded is None else decoded.cardinality,
             container="missing" if decoded is None else decoded.container,
             spec_id=entry.spec_id,
-            partition=partition_tuple(self.metadata, entry.spec_id, entry.partition),
+            partition=self.partition(entry.spec_id, entry.partition),
             sequence_number=entry.sequence_number)
 
     def check_blob(self, facts: Callable[[Detail], Facts], entry: ContentFile,
@@ -417,12 +446,7 @@ class TableChecks:
         key = (offset, length)
         decoded = found.decoded.get(key)
         if decoded is None:
-            with self.fileio.new_input(self.mapper.resolve(entry.path),
-                                       length=found.size) as source:
-                data = source.read(offset, length)
-            decoded = dv_containers.decode_range(data, in_puffin=found.blobs is not None,
-                                                 base_offset=offset)
-            found.decoded[key] = decoded
+            decoded = self._decode_range(entry.path, found, key)
         if decoded.problem is not None:
             severity = (Severity.WARNING if decoded.container == dv_containers.UNKNOWN
                         else Severity.ERROR)
@@ -441,6 +465,28 @@ class TableChecks:
                 "record_count", "bitmap", entry.record_count, decoded.cardinality)),
                 offset=offset)
         return decoded
+
+    def _decode_range(self, location: str, found: _PuffinFile, key: Range
+                      ) -> dv_containers.DecodedDV:
+        """The range ``key`` of the file decoded, and with it (kept for the DV entries that
+        name them) the footer's DV blobs read in the same request: a Puffin file's DVs cost a
+        few requests, not one each. A neighbour that cannot be read is left to its own
+        entry."""
+        with self.fileio.new_input(self.mapper.resolve(location), length=found.size) as source:
+            group = found.dv_group(key, self.max_blob_size)
+            source.prefetch(group)
+            for offset, length in group:
+                if (offset, length) in found.decoded:
+                    continue
+                try:
+                    data = source.read(offset, length)
+                except StorageError:
+                    if (offset, length) == key:
+                        raise
+                    continue
+                found.decoded[offset, length] = dv_containers.decode_range(
+                    data, in_puffin=found.blobs is not None, base_offset=offset)
+        return found.decoded[key]
 
     def check_data_file(self, facts: Callable[[Detail], Facts], entry: ContentFile,
                         decoded: dv_containers.DecodedDV | None,
@@ -496,7 +542,7 @@ class TableChecks:
         with self.fileio.new_input(self.mapper.resolve(dv.path)) as source:
             data = source.read(dv.offset, dv.length)
         try:
-            return decode_deletion_vector(data, dv.offset).bitmap
+            return deletion_vector_bitmap(data, dv.offset)
         except PuffinError:
             return None
 

@@ -13,7 +13,11 @@ This module re-exports the public surface; the blob handler registered for the t
 
 from __future__ import annotations
 
-from puffin_cli.blobs.deletion_vector.codec import decode_deletion_vector, vector_of
+from puffin_cli.blobs.deletion_vector.codec import (
+    decode_deletion_vector,
+    deletion_vector_bitmap,
+    vector_of,
+)
 from puffin_cli.blobs.deletion_vector.containers import (
     count_ranges,
     iter_position_chunks,
@@ -56,6 +60,7 @@ __all__ = [
     "check_deletion_vector",
     "count_ranges",
     "decode_deletion_vector",
+    "deletion_vector_bitmap",
     "dv_blob_properties",
     "encode_deletion_vector",
     "encode_vector",

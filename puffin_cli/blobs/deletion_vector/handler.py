@@ -32,6 +32,7 @@ from typing import Any
 from puffin_cli.blobs.base import SummaryOptions
 from puffin_cli.blobs.deletion_vector.codec import (
     Walk,
+    canonical_bitmap,
     decode_deletion_vector,
     walk_envelope,
     walk_vector,
@@ -156,9 +157,13 @@ def check_deletion_vector(data: bytes, meta: BlobMetadata) -> list[Finding]:
     walk = Walk(data, meta.offset)
     if walk_envelope(walk) is not None:
         end = len(data) - CRC_BYTES
-        layouts = walk_vector(walk, VECTOR_START, end)
-        if layouts is not None and not walk.failed:
-            _check_cardinality(walk, meta, sum(b.cardinality for b in layouts))
+        bitmap = None if walk.findings else canonical_bitmap(data, VECTOR_START, end)
+        if bitmap is not None:  # the walk would find nothing
+            _check_cardinality(walk, meta, len(bitmap))
+        else:
+            layouts = walk_vector(walk, VECTOR_START, end)
+            if layouts is not None and not walk.failed:
+                _check_cardinality(walk, meta, sum(b.cardinality for b in layouts))
     findings = walk.findings
     if CARDINALITY_PROPERTY not in meta.properties:
         findings.append(_meta_finding("dv.cardinality", "blob has no 'cardinality' property"))
