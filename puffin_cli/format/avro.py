@@ -195,16 +195,123 @@ class AvroFile:
     def records(self) -> Iterator[Any]:
         """Every record, decoded by fastavro from the bounded blocks: each inflated block is
         handed to it as a container of one uncompressed block (its record loop is faster
-        than decoding record by record)."""
+        than decoding record by record).
+
+        Iceberg Java writes a ``fixed[N]`` value held in a ``ByteBuffer`` (the partition value
+        of an identity partition on a ``fixed`` column) as Avro ``bytes``, its length first,
+        under a schema that declares ``fixed`` (``ValueWriters.FixedByteBufferWriter``,
+        apache/iceberg#17501; 1.10.2 and 1.11 do). Read as declared, such a record shifts by
+        the length's bytes and often decodes anyway, to wrong values. So a block of a schema
+        with a plain ``fixed`` (no ``logicalType``: decimals and UUIDs are written as the
+        specification says) is first decoded with each such ``fixed`` as ``bytes``: when that
+        decodes exactly (the block's records end at its last byte) and every one of those
+        values has its type's size, it is Java's encoding; otherwise the declared schema
+        reads the block."""
         import fastavro
 
         schema = json.dumps(self.schema).encode()
         head = (MAGIC + long_bytes(1) + long_bytes(11) + b"avro.schema"
                 + long_bytes(len(schema)) + schema + long_bytes(0) + self.sync)
+        as_bytes = _fixed_as_bytes(self.schema)
+        parsed = None if as_bytes is None else fastavro.parse_schema(as_bytes)
         for block in self.blocks():
+            if parsed is not None:
+                decoded = _as_java_wrote(block, as_bytes, parsed)
+                if decoded is not None:
+                    yield from decoded
+                    continue
             one = io.BytesIO(b"".join((head, long_bytes(block.count),
                                        long_bytes(len(block.data)), block.data, self.sync)))
             yield from fastavro.reader(one)
+
+
+_SIZE = "puffin-fixed-size"  # the size of a ``fixed`` read as ``bytes`` (_fixed_as_bytes)
+
+
+def _as_java_wrote(block: Block, schema: Any, parsed: Any) -> list[Any] | None:
+    """The block's records read with ``schema`` (from :func:`_fixed_as_bytes`; ``parsed`` by
+    fastavro) if it decodes the block exactly and every former ``fixed`` has its size."""
+    import fastavro
+
+    data = io.BytesIO(block.data)
+    try:
+        records = [fastavro.schemaless_reader(data, parsed, None) for _ in range(block.count)]
+    except Exception:  # a misread runs into any of fastavro's errors, or past the end
+        return None
+    if data.tell() != len(block.data):
+        return None
+    named: dict[str, Any] = {}
+    if all(_sizes_fit(schema, record, named) for record in records):
+        return records
+    return None
+
+
+def _sizes_fit(schema: Any, value: Any, named: dict[str, Any]) -> bool:
+    """Whether every ``bytes`` of ``value`` that was a ``fixed`` in ``schema`` has its size
+    (``named``: the named types met so far, by name)."""
+    if isinstance(schema, str):
+        return schema not in named or _sizes_fit(named[schema], value, named)
+    if isinstance(schema, list):  # a union: the value fits one of its branches
+        return any(_sizes_fit(branch, value, named) for branch in schema
+                   if branch != "null" or value is None)
+    if not isinstance(schema, dict):
+        return True
+    kind = schema.get("type")
+    if isinstance(schema.get("name"), str):
+        named[schema["name"]] = schema
+    if _SIZE in schema:
+        return isinstance(value, bytes) and len(value) == schema[_SIZE]
+    if kind in ("record", "error"):
+        return isinstance(value, dict) and all(
+            _sizes_fit(f.get("type"), value.get(f.get("name")), named)
+            for f in schema.get("fields") or [] if isinstance(f, dict))
+    if kind == "array":
+        return isinstance(value, list) and all(_sizes_fit(schema.get("items"), v, named)
+                                               for v in value)
+    if kind == "map":
+        return isinstance(value, dict) and all(_sizes_fit(schema.get("values"), v, named)
+                                               for v in value.values())
+    if isinstance(kind, (dict, list)) or (isinstance(kind, str) and kind in named):
+        return _sizes_fit(kind, value, named)
+    return value is not None or kind == "null"
+
+
+def _fixed_as_bytes(schema: Any) -> Any:
+    """``schema`` with every plain ``fixed`` type (no ``logicalType``), and every reference
+    to one by name, as ``bytes`` that remembers the size; ``None`` if it has none."""
+    sizes: dict[str, int] = {}
+
+    def walk(node: Any, namespace: str) -> Any:
+        if isinstance(node, list):
+            return [walk(branch, namespace) for branch in node]
+        if isinstance(node, str):
+            size = sizes.get(node, sizes.get(f"{namespace}.{node}".lstrip(".")))
+            return node if size is None else {"type": "bytes", _SIZE: size}
+        if not isinstance(node, dict):
+            return node
+        kind, name, size = node.get("type"), node.get("name"), node.get("size")
+        inner = node.get("namespace", namespace)
+        inner = inner if isinstance(inner, str) else namespace
+        if kind == "fixed" and "logicalType" not in node and isinstance(name, str) \
+                and isinstance(size, int):
+            sizes[name] = sizes[name if "." in name else f"{inner}.{name}".lstrip(".")] = size
+            return {"type": "bytes", _SIZE: size}
+        if isinstance(name, str) and "." in name:
+            inner = name.rsplit(".", 1)[0]
+        out = dict(node)
+        if kind in ("record", "error"):
+            out["fields"] = [{**f, "type": walk(f.get("type"), inner)} if isinstance(f, dict)
+                             else f for f in node.get("fields") or []]
+        elif kind == "array":
+            out["items"] = walk(node.get("items"), inner)
+        elif kind == "map":
+            out["values"] = walk(node.get("values"), inner)
+        elif isinstance(kind, (dict, list)):
+            out["type"] = walk(kind, inner)
+        return out
+
+    replaced = walk(schema, "")
+    return replaced if sizes else None
 
 
 def long_bytes(value: int) -> bytes:
