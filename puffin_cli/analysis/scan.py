@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from puffin_cli.analysis.file_report import FileReport
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.spec import PUFFIN_SUFFIXES
 
 if TYPE_CHECKING:
@@ -31,13 +32,14 @@ class ScanResult:
     catalog: str | None = None  # scan --catalog: the catalog, its tables scanned, the orphans
     tables: int | None = None
     orphans: tuple[str, ...] = ()
+    unreadable_tables: tuple[str, ...] = ()  # --catalog: "IDENTIFIER: error" of each
     strict: bool = False  # --strict: a warning fails a file too
     files_failed: int = 0  # files with an error (with ``strict``: or a warning)
     failures: tuple[FileReport, ...] = ()  # the first NAMED_FAILURES of them, in order
 
     @property
     def failed(self) -> bool:
-        return self.files_failed > 0
+        return self.files_failed > 0 or bool(self.unreadable_tables)
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class TablePuffinFiles:
     referenced: tuple[str, ...]
     orphans: tuple[str, ...]
     fileio: FileIO  # the storage configuration of the table's files
+    error: str | None = None  # why the table could not be read (then no file is listed)
 
 
 def table_puffin_files(table: Table, identifier: str) -> TablePuffinFiles:
@@ -79,12 +82,17 @@ def catalog_puffin_files(name: str, namespaces: Sequence[str], fileio: FileIO
                          ) -> list[TablePuffinFiles]:
     """:func:`table_puffin_files` of every table of
     :func:`~puffin_cli.analysis.catalog.catalog_tables`, each read with ``fileio`` (the CLI's)
-    and the catalog's properties for it on top."""
+    and the catalog's properties for it on top. A table that cannot be read (its metadata, a
+    manifest list or a manifest) is listed with its ``error``: one broken table does not keep
+    the others from being scanned."""
     from puffin_cli.analysis.catalog import catalog_tables
     from puffin_cli.analysis.table.loading import Table
 
     found = []
     for described in catalog_tables(name, namespaces):
-        table = Table.of_catalog(described, fileio=fileio)
-        found.append(table_puffin_files(table, described.identifier))
+        try:
+            table = Table.of_catalog(described, fileio=fileio)
+            found.append(table_puffin_files(table, described.identifier))
+        except PuffinError as exc:
+            found.append(TablePuffinFiles(described.identifier, (), (), fileio, str(exc)))
     return found

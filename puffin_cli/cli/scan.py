@@ -124,7 +124,9 @@ def scan(ctx: click.Context, paths: tuple[str, ...], files_from: str | None, use
                           progress=display.advance)
     if tables is not None:
         result = replace(result, catalog=catalog, tables=len(tables),
-                         orphans=tuple(path for t in tables for path in t.orphans))
+                         orphans=tuple(path for t in tables for path in t.orphans),
+                         unreadable_tables=tuple(f"{t.identifier}: {t.error}" for t in tables
+                                                 if t.error is not None))
     if as_json:
         emit(ctx, result)
     elif not quiet:

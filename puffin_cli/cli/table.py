@@ -79,7 +79,7 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
       puffin table --strict --github warehouse
       puffin table --all-snapshots --html report.html warehouse/db/orders
     """
-    from puffin_cli.analysis.table.walk import TableWalk, analyze_path, load_tables
+    from puffin_cli.analysis.table.walk import analyze_path, load_tables
     from puffin_cli.render.progress import ProgressDisplay
     from puffin_cli.storage import default_io
 
@@ -99,11 +99,12 @@ def table(ctx: click.Context, path: str, snapshot_id: int | None, all_snapshots:
         if as_jsonl:
             from puffin_cli.render.table import write_jsonl
 
-            walks = (TableWalk(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
-                               validate=not no_validate, limit=0, max_blob_size=max_blob_size)
-                     for t in load_tables(path, fileio=fileio, catalog=catalog,
-                                          relocate=relocate, max_blob_size=max_blob_size))
-            failed = write_jsonl(walks, sys.stdout, display.advance, strict=strict)
+            tables = load_tables(path, fileio=fileio, catalog=catalog, relocate=relocate,
+                                 max_blob_size=max_blob_size)
+            walks = tables.walks(snapshot_id=snapshot_id, all_snapshots=all_snapshots,
+                                 validate=not no_validate, limit=0, max_blob_size=max_blob_size)
+            failed = write_jsonl(walks, sys.stdout, display.advance, strict=strict,
+                                 warehouse=tables.warehouse)
         else:
             report = analyze_path(path, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
                                   relocate=relocate, validate=not no_validate, limit=limit,

@@ -263,6 +263,10 @@ def scan_lines(result: ScanResult) -> list[str]:
         lines.extend(f"  orphan  {path}" for path in shown)
         if len(result.orphans) > len(shown):
             lines.append(f"  … {len(result.orphans) - len(shown):,} more (--json lists all)")
+        if result.unreadable_tables:
+            lines.append(f"{plural(len(result.unreadable_tables), 'table')} could not be "
+                         "read (its Puffin files not scanned):")
+            lines.extend(f"  {text}" for text in result.unreadable_tables)
     if result.output is not None:
         lines.append(f"findings written to {result.output} ({result.output_format})")
     lines.append(f"scanned {plural(result.files, 'Puffin file')} in {result.seconds:.1f} s "

@@ -35,6 +35,7 @@ from rich.text import Text
 from puffin_cli.analysis.table.metadata import normalize_location
 from puffin_cli.analysis.table.report import DeletionVector, SnapshotView, TableReport, TablesReport
 from puffin_cli.analysis.table.walk import Progress, TableWalk
+from puffin_cli.errors import PuffinError
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.text import plural
 from puffin_cli.render import jsonout, layout
@@ -50,14 +51,16 @@ _GAP = "  "
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-def write_jsonl(walks: Iterable[TableWalk], out: TextIO,
-                progress: Progress | None = None, *, strict: bool = False) -> bool:
+def write_jsonl(walks: Iterable[TableWalk | TableReport], out: TextIO,
+                progress: Progress | None = None, *, strict: bool = False,
+                warehouse: bool = False) -> bool:
     """The JSON-lines stream: per table a ``table`` record, then per snapshot (oldest first) a
     ``snapshot`` record followed by ``deletion-vector`` records for the deletion vectors that
     appeared (``change`` ``added``) and disappeared (``removed``) since the snapshot before
     (so each appears once, not once per snapshot), then ``finding`` records, and an ``end``
     record. Written as the walk goes; True when a table has an error (with ``strict``, or a
-    warning)."""
+    warning). In a ``warehouse`` a table that cannot be read (a report in ``walks``, or a
+    walk that fails) is a ``table.unreadable`` finding of it, and the next table follows."""
     failed = False
 
     def record(kind: str, value: Any, **extra: Any) -> None:
@@ -65,15 +68,42 @@ def write_jsonl(walks: Iterable[TableWalk], out: TextIO,
         out.write(json.dumps(body, ensure_ascii=False, separators=(",", ":")) + "\n")
 
     for walk in walks:
-        table = walk.table
-        record("table", None, **{
-            "schema-version": jsonout.SCHEMA_VERSIONS["table"], "path": str(table.table_dir),
-            "metadata-file": str(table.metadata_file),
-            "format-version": table.metadata.format_version,
-            "table-uuid": table.metadata.table_uuid, "location": table.metadata.location,
-            "relocated": [list(rule) for rule in table.mapper.rules],
-            "current-snapshot-id": table.metadata.current_snapshot_id})
-        written = 0
+        if isinstance(walk, TableReport):
+            report = walk
+            record("table", None, **_jsonl_head(
+                report.path, report.metadata_file, report.format_version, report.table_uuid,
+                report.location, report.relocated, report.current_snapshot_id))
+            for finding in report.findings:
+                record("finding", finding)
+        else:
+            report = _jsonl_walk(record, walk, progress, warehouse)
+        record("end", None, **{"path": report.path, "orphans": list(report.orphans),
+                               "manifests-read": report.manifests_read,
+                               "errors": report.errors, "warnings": report.warnings})
+        failed = failed or bool(report.errors or (strict and report.warnings))
+    return failed
+
+
+def _jsonl_head(path: str, metadata_file: str | None, format_version: int | None,
+                table_uuid: str | None, location: str,
+                relocated: Iterable[tuple[str, str]], current: int | None) -> dict[str, Any]:
+    """A ``table`` record's keys (a table report's, up to ``current-snapshot-id``)."""
+    return {"schema-version": jsonout.SCHEMA_VERSIONS["table"], "path": path,
+            "metadata-file": metadata_file, "format-version": format_version,
+            "table-uuid": table_uuid, "location": location,
+            "relocated": [list(rule) for rule in relocated], "current-snapshot-id": current}
+
+
+def _jsonl_walk(record: Callable[..., None], walk: TableWalk, progress: Progress | None,
+                warehouse: bool) -> TableReport:
+    """One table's records but its ``end``; its report."""
+    table, metadata = walk.table, walk.table.metadata
+    record("table", None, **_jsonl_head(
+        str(table.table_dir), str(table.metadata_file), metadata.format_version,
+        metadata.table_uuid, metadata.location, table.mapper.rules,
+        metadata.current_snapshot_id))
+    written = 0
+    try:
         for view, changes in walk.snapshots(progress):
             summary = jsonout.to_jsonable(view)
             for key in ("deletion-vectors", "deletion-vectors-omitted"):
@@ -85,12 +115,12 @@ def write_jsonl(walks: Iterable[TableWalk], out: TextIO,
                                                      "change": change})
             written = _jsonl_findings(record, walk, written)
         report = walk.finish()
-        _jsonl_findings(record, walk, written)
-        record("end", None, **{"path": report.path, "orphans": list(report.orphans),
-                               "manifests-read": report.manifests_read,
-                               "errors": report.errors, "warnings": report.warnings})
-        failed = failed or bool(report.errors or (strict and report.warnings))
-    return failed
+    except PuffinError as exc:
+        if not warehouse:
+            raise
+        report = walk.failed(exc)
+    _jsonl_findings(record, walk, written)
+    return report
 
 
 def _jsonl_findings(record: Callable[..., None], walk: TableWalk, written: int) -> int:
@@ -119,7 +149,7 @@ def github(report: TablesReport, console: Console) -> None:
         for finding in table.findings:
             facts = finding.facts
             where = (facts.local_path or facts.path) if facts is not None else None
-            out.write(annotation(where or table.metadata_file, finding) + "\n")
+            out.write(annotation(where or table.metadata_file or table.path, finding) + "\n")
     errors = sum(t.errors for t in report.tables)
     warnings = sum(t.warnings for t in report.tables)
     out.write(f"{plural(len(report.tables), 'table')} checked: "
@@ -189,14 +219,18 @@ def _grid(console: Console, grid: Table, indent: int) -> None:
 def _table(console: Console, table: TableReport, paths: TablePaths) -> None:
     layout.print_folded(console, table.path, 0, style="bold", spaces=False)
     _path_row(console, "  metadata", paths.short(table.metadata_file))
-    layout.row(console, "  format", f"v{table.format_version}")
+    if table.format_version is not None:
+        layout.row(console, "  format", f"v{table.format_version}")
     if _absolute(table.location) == paths.directory:
         layout.row(console, "  location", Text("this directory", style="dim"))
     else:
         _path_row(console, "  location", table.location)
     for source, target in table.relocated:
         layout.row(console, "  relocated", f"{source} -> {target}")
-    if not table.snapshots:
+    if table.format_version is None:
+        layout.print_folded(console, "the table's metadata could not be read (see findings)",
+                            _INDENT, style="dim")
+    elif not table.snapshots:
         layout.print_folded(console, "no snapshot to show (the table has no current snapshot)",
                             _INDENT, style="dim")
     if len(table.snapshots) > 1:

@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from puffin_cli.errors import PuffinError
+from puffin_cli.errors import ErrorKind, PuffinError
 from puffin_cli.format import jsonload
 from puffin_cli.format.numbers import decimal_int
-from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
+from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE, MAGIC, MAGIC_LENGTH
 from puffin_cli.format.typed import Obj
 from puffin_cli.storage import FileInfo, FileIO, is_remote, join, name_of, parent
 
@@ -291,6 +292,14 @@ def _read_json(path: str, fileio: FileIO, limit: int) -> Any:
     limit = max(limit, MIN_METADATA_LIMIT)
     with fileio.open_stream(path, regular_only=True) as stream:
         raw = stream.read(limit + 1)
+    if raw[:MAGIC_LENGTH] == MAGIC:  # the user named a statistics or DV file
+        shown = shlex.quote(name)
+        raise PuffinError(f"this is a Puffin file, not table metadata: puffin inspect {shown} "
+                          f"shows it (puffin validate {shown} checks it)",
+                          code="table.puffin-file", path=name, kind=ErrorKind.BAD_ARGUMENT)
+    if not raw:  # what a create that failed half-way can leave
+        raise PuffinError("table metadata is an empty file (0 bytes)",
+                          code="table.metadata-json", path=name)
     try:
         jsonload.check_size(len(raw), limit, what="table metadata", option="--max-blob-size",
                             code="table.metadata-json")

@@ -108,8 +108,8 @@ class TableReport:
     ``manifests_read`` the Avro files (manifest lists and manifests) opened."""
 
     path: str
-    metadata_file: str
-    format_version: int
+    metadata_file: str | None  # None: not found (the table could not be read)
+    format_version: int | None  # None: the table's metadata could not be read
     table_uuid: str | None
     location: str
     relocated: tuple[tuple[str, str], ...]

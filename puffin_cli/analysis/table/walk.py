@@ -19,6 +19,7 @@ import os
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from puffin_cli.analysis.table.checks import TableChecks
 from puffin_cli.analysis.table.live import DeleteId, LiveChanges, LiveFiles
@@ -33,8 +34,17 @@ from puffin_cli.analysis.table.report import (
     Totals,
 )
 from puffin_cli.errors import PuffinError
-from puffin_cli.format.facts import ABOUT_SNAPSHOT, DATA, DELETES, Duplicate, Facts, FileRef
-from puffin_cli.format.findings import Severity
+from puffin_cli.format.facts import (
+    ABOUT_FILE,
+    ABOUT_SNAPSHOT,
+    DATA,
+    DELETES,
+    Duplicate,
+    Facts,
+    FileProblem,
+    FileRef,
+)
+from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE, THETA_BLOB_TYPE
 from puffin_cli.storage import FileIO
 
@@ -239,12 +249,21 @@ class TableWalk:
                      if primitive_type(f) is not None and f["id"] not in covered)
 
     def finish(self) -> TableReport:
-        table, checks, metadata = self.table, self.checks, self.table.metadata
+        checks, metadata = self.checks, self.table.metadata
         selected = {v.snapshot_id for v in self.views}
         for entry in metadata.statistics:  # registered for a snapshot the table does not have
             if entry.snapshot_id not in selected and metadata.snapshot(entry.snapshot_id) is None:
                 checks.statistics_file(entry)
-        orphans = checks.orphans(everywhere=self.all_snapshots)
+        return self._report(checks.orphans(everywhere=self.all_snapshots))
+
+    def failed(self, error: PuffinError) -> TableReport:
+        """The report of a walk that ``error`` stopped (a table of a warehouse: the run goes
+        on with the next one): the snapshots done, and the error as a finding."""
+        self.checks.findings.append(unreadable(error, str(self.table.metadata_file)))
+        return self._report(())
+
+    def _report(self, orphans: tuple[str, ...]) -> TableReport:
+        table, checks, metadata = self.table, self.checks, self.table.metadata
         errors = sum(f.severity is Severity.ERROR for f in checks.findings)
         warnings = sum(f.severity is Severity.WARNING for f in checks.findings)
         return TableReport(
@@ -269,32 +288,91 @@ def analyze_table(table: Table, *, snapshot_id: int | None = None,
     return walk.finish()
 
 
+UNREADABLE = "table.unreadable"
+
+
+def unreadable(error: PuffinError, where: str) -> Finding:
+    """The finding of a table of a warehouse that ``error`` kept from being read (its metadata,
+    a manifest list, a manifest), naming the file (``where`` when the error does not)."""
+    facts = Facts(error.path or where, None, None, ABOUT_FILE, (), FileProblem(error.message))
+    return Finding(UNREADABLE, Severity.ERROR, facts.message(), error.offset, facts=facts)
+
+
+def unreadable_table(location: str, error: PuffinError) -> TableReport:
+    """The report of a table of a warehouse whose metadata could not be read: its error."""
+    return TableReport(
+        path=location, metadata_file=error.path, format_version=None, table_uuid=None,
+        location=location, relocated=(), current_snapshot_id=None, snapshots=(), orphans=(),
+        manifests_read=0, errors=1, warnings=0, findings=(unreadable(error, location),))
+
+
+class Tables:
+    """The tables at ``path`` (a location), each loaded when the one before is done (iterate
+    it): a table directory, a metadata JSON file, or a warehouse (every table under it,
+    ``warehouse`` true); with ``catalog``, ``path`` is one table's identifier there. In a
+    warehouse each table is reported on its own: one whose metadata cannot be read is given
+    as its report (:func:`unreadable_table`) and the others are still read; the error of a
+    single table is raised."""
+
+    def __init__(self, path: str | os.PathLike[str], *, fileio: FileIO,
+                 catalog: str | None = None, relocate: list[tuple[str, str]] | None = None,
+                 max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> None:
+        self.locations, self.warehouse = _table_locations(path, catalog, fileio)
+        self._load = dict(fileio=fileio, relocate=relocate, catalog=catalog,
+                          max_blob_size=max_blob_size)
+
+    def __iter__(self) -> Iterator[Table | TableReport]:
+        for location in self.locations:
+            try:
+                table = Table.load(location, **self._load)  # type: ignore[arg-type]
+            except PuffinError as exc:
+                if not self.warehouse:
+                    raise
+                yield unreadable_table(os.fspath(location), exc)
+                continue
+            yield table
+
+    def walks(self, **options: Any) -> Iterator[TableWalk | TableReport]:
+        """A :class:`TableWalk` (``options``) of each table, or the report of one that
+        could not be read."""
+        for table in self:
+            if isinstance(table, TableReport):
+                yield table
+                continue
+            try:
+                walk = TableWalk(table, **options)
+            except PuffinError as exc:
+                if not self.warehouse:
+                    raise
+                yield unreadable_table(str(table.table_dir), exc)
+                continue
+            yield walk
+
+
 def load_tables(path: str | os.PathLike[str], *, fileio: FileIO, catalog: str | None = None,
                 relocate: list[tuple[str, str]] | None = None,
-                max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> Iterator[Table]:
-    """The tables at ``path`` (a location), each loaded when the one before is done: a table
-    directory, a metadata JSON file, or a warehouse (every table under it); with
-    ``catalog``, ``path`` is one table's identifier there."""
-    for location in _table_locations(path, catalog, fileio):
-        yield Table.load(location, fileio=fileio, relocate=relocate, catalog=catalog,
-                         max_blob_size=max_blob_size)
+                max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> Tables:
+    """The tables at ``path`` (:class:`Tables`)."""
+    return Tables(path, fileio=fileio, catalog=catalog, relocate=relocate,
+                  max_blob_size=max_blob_size)
 
 
 def _table_locations(path: str | os.PathLike[str], catalog: str | None,
-                     fileio: FileIO) -> list[str | os.PathLike[str]]:
+                     fileio: FileIO) -> tuple[list[str | os.PathLike[str]], bool]:
+    """The tables' locations, and whether ``path`` is a warehouse."""
     if catalog is not None:
-        return [path]
+        return [path], False
     target = os.fspath(path)
     found = fileio.stat(target)
     if found is None:
         raise PuffinError("no such file or directory", code="table.not-found", path=target)
     if found.kind != "dir" or is_table_dir(target, fileio):
-        return [target]
+        return [target], False
     tables = find_tables(target, fileio)
     if not tables:
         raise PuffinError("no Iceberg table found (no directory with metadata/*.metadata"
                           ".json)", code="table.not-found", path=str(path))
-    return list(tables)
+    return list(tables), True
 
 
 def analyze_path(path: str | os.PathLike[str], *, fileio: FileIO,
@@ -303,10 +381,22 @@ def analyze_path(path: str | os.PathLike[str], *, fileio: FileIO,
                  limit: int | None = None, progress: Progress | None = None,
                  catalog: str | None = None,
                  max_blob_size: int = DEFAULT_MAX_BLOB_SIZE) -> TablesReport:
-    """:func:`analyze_table` of every table of :func:`load_tables`."""
-    return TablesReport(tuple(
-        analyze_table(t, snapshot_id=snapshot_id, all_snapshots=all_snapshots,
-                      validate=validate, limit=limit, progress=progress,
-                      max_blob_size=max_blob_size)
-        for t in load_tables(path, fileio=fileio, catalog=catalog, relocate=relocate,
-                             max_blob_size=max_blob_size)))
+    """The report of every table of :func:`load_tables`, as :func:`analyze_table` makes it (in
+    a warehouse, a table that cannot be read is the report of its error: :class:`Tables`)."""
+    tables = load_tables(path, fileio=fileio, catalog=catalog, relocate=relocate,
+                         max_blob_size=max_blob_size)
+    reports = []
+    for walk in tables.walks(snapshot_id=snapshot_id, all_snapshots=all_snapshots,
+                             validate=validate, limit=limit, max_blob_size=max_blob_size):
+        if isinstance(walk, TableReport):
+            reports.append(walk)
+            continue
+        try:
+            for _done in walk.snapshots(progress):
+                pass
+            reports.append(walk.finish())
+        except PuffinError as exc:
+            if not tables.warehouse:
+                raise
+            reports.append(walk.failed(exc))
+    return TablesReport(tuple(reports))

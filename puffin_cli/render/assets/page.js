@@ -75,7 +75,8 @@
   function header(section, t, ti) {
     section.appendChild(el("h1", {}, t.path));
     var facts = el("p", {"class": "facts"});
-    facts.textContent = "metadata " + t.metadata + " · format v" + t.format + " · " +
+    facts.textContent = "metadata " + t.metadata + " · " +
+      (t.format === null ? "metadata unreadable" : "format v" + t.format) + " · " +
       t.id.length + " snapshot" + (t.id.length === 1 ? "" : "s") + " · " + t.errors +
       " error(s), " + t.warnings + " warning(s)";
     section.appendChild(facts);
