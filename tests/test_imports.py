@@ -11,8 +11,8 @@ from pathlib import Path
 import puffin_cli.format
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
-HEAVY = ("pyspark", "pyarrow", "fastavro", "numpy", "datasketches", "pyroaring", "rich",
-         "obstore", "pyiceberg", "sqlalchemy")
+HEAVY = ("pyspark", "pyarrow", "fastavro", "polars", "numpy", "datasketches", "pyroaring",
+         "rich", "obstore", "pyiceberg", "sqlalchemy")
 
 # Runs a command in-process, then reports which of the HEAVY top-level packages it imported.
 PROBE = r"""

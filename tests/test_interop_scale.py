@@ -17,6 +17,8 @@ from interop.scale import ScaleShape, plan_command, scale_table
 
 from puffin_cli.cli.main import cli
 
+pytestmark = pytest.mark.spark  # the Iceberg Java classes and Hadoop jars of the Spark venv
+
 SHAPE = ScaleShape(files=100_000, dvs=10_000, puffins=10)
 
 

@@ -192,6 +192,27 @@ class AvroFile:
 
     # --- records ------------------------------------------------------------------------
 
+    def containers(self, max_bytes: int) -> Iterator[tuple[int, bytes]]:
+        """The records as uncompressed containers of consecutive blocks (null codec, this
+        file's schema), each holding whole blocks of at most ``max_bytes`` inflated bytes
+        together (or one block, when one alone is larger), with its record count: what a
+        decoder (fastavro, an Arrow reader) reads without inflating anything itself."""
+        schema = json.dumps(self.schema).encode()
+        head = (MAGIC + long_bytes(1) + long_bytes(11) + b"avro.schema"
+                + long_bytes(len(schema)) + schema + long_bytes(0) + self.sync)
+        parts: list[bytes] = []
+        count = size = 0
+        for block in self.blocks():
+            if parts and size + len(block.data) > max_bytes:
+                yield count, b"".join((head, *parts))
+                parts, count, size = [], 0, 0
+            parts.append(b"".join((long_bytes(block.count), long_bytes(len(block.data)),
+                                   block.data, self.sync)))
+            count += block.count
+            size += len(block.data)
+        if parts:
+            yield count, b"".join((head, *parts))
+
     def records(self) -> Iterator[Any]:
         """Every record, decoded by fastavro from the bounded blocks: each inflated block is
         handed to it as a container of one uncompressed block (its record loop is faster
@@ -312,6 +333,12 @@ def _sizes_fit(schema: Any, value: Any, named: dict[str, Any], sized: set[int]) 
     if isinstance(kind, (dict, list)) or (isinstance(kind, str) and kind in named):
         return _sizes_fit(kind, value, named, sized)
     return value is not None or kind == "null"
+
+
+def has_plain_fixed(schema: Any) -> bool:
+    """Whether ``schema`` has a ``fixed`` type without a ``logicalType``: one Iceberg Java may
+    have written as ``bytes`` (:meth:`AvroFile.records` reads either)."""
+    return _fixed_as_bytes(schema) is not None
 
 
 def _fixed_as_bytes(schema: Any) -> Any:

@@ -12,6 +12,7 @@ later snapshot lists it.
 
 from __future__ import annotations
 
+import io
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -22,7 +23,7 @@ from typing import Any
 
 from puffin_cli.analysis.table.metadata import PathMapper, Snapshot, normalize_location
 from puffin_cli.errors import ErrorKind, PuffinError
-from puffin_cli.format.avro import AvroFile
+from puffin_cli.format.avro import AvroFile, has_plain_fixed
 from puffin_cli.format.numbers import decimal_int
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE
 from puffin_cli.format.typed import Obj, is_int
@@ -38,6 +39,11 @@ SNAPSHOTS_AHEAD = 4
 # The most bytes one block of a manifest or manifest list may store or inflate to (a fixed
 # limit: Iceberg writes blocks of well under a MiB).
 MAX_AVRO_BLOCK = DEFAULT_MAX_BLOB_SIZE
+# The inflated bytes of a manifest decoded at once (whole blocks: Iceberg writes blocks of a
+# few hundred entries), and the fewest records for which the columnar decode is worth its
+# import (a small table's manifests are read record by record).
+BATCH_BYTES = 8 << 20
+COLUMNAR_RECORDS = 2_000
 # A manifest as its entries inherit from it: path, sequence number, adding snapshot.
 ManifestKey = tuple[str, int, int | None]
 
@@ -53,7 +59,6 @@ class ManifestFile:
     added_snapshot_id: int | None
 
 
-@dataclass(frozen=True, slots=True)
 class ContentFile:
     """A live data or delete file of a snapshot, with inherited numbers filled in.
 
@@ -63,32 +68,142 @@ class ContentFile:
     ``split_offsets`` (field 132) as the manifest has them (``None`` when null). The column
     metrics (fields 109 value counts, 110 null value counts, 125 lower and 126 upper bounds in
     Iceberg's single-value serialization) are keyed by field ID, ``None`` when the manifest
-    leaves the map null. Slotted: a snapshot of a million files holds a million of them.
+    leaves the map null.
+
+    Immutable, compared and hashed by all those fields. A snapshot of a million files holds a
+    million of them, so an entry keeps seven slots of its own: what entries of one manifest
+    share (file format, spec ID, manifest) is one interned tuple, and the fields a plain data
+    file leaves unset (the DV fields, equality IDs, split offsets, metrics) are one tuple,
+    ``None`` when all are unset.
     """
 
+    __slots__ = (
+        "_rare",
+        "_shared",
+        "content",
+        "file_size",
+        "partition",
+        "path",
+        "record_count",
+        "sequence_number",
+        "snapshot_id",
+    )
     content: int
     path: str
-    file_format: str
     partition: dict[str, Any]
-    spec_id: int
     record_count: int
     file_size: int
     sequence_number: int
     snapshot_id: int | None
-    referenced_data_file: str | None
-    content_offset: int | None
-    content_size: int | None
-    manifest: str
-    equality_ids: tuple[int, ...] = ()
-    split_offsets: tuple[int, ...] | None = None
-    value_counts: dict[int, int] | None = None
-    null_value_counts: dict[int, int] | None = None
-    lower_bounds: dict[int, bytes] | None = None
-    upper_bounds: dict[int, bytes] | None = None
+    _shared: tuple[str, int, str]
+    _rare: tuple[Any, ...] | None
+
+    def __init__(self, content: int, path: str, file_format: str, partition: dict[str, Any],
+                 spec_id: int, record_count: int, file_size: int, sequence_number: int,
+                 snapshot_id: int | None, referenced_data_file: str | None,
+                 content_offset: int | None, content_size: int | None, manifest: str,
+                 equality_ids: tuple[int, ...] = (),
+                 split_offsets: tuple[int, ...] | None = None,
+                 value_counts: dict[int, int] | None = None,
+                 null_value_counts: dict[int, int] | None = None,
+                 lower_bounds: dict[int, bytes] | None = None,
+                 upper_bounds: dict[int, bytes] | None = None) -> None:
+        rare = (referenced_data_file, content_offset, content_size, equality_ids,
+                split_offsets, value_counts, null_value_counts, lower_bounds, upper_bounds)
+        shared = (file_format, spec_id, manifest)
+        for name, value in (("content", content), ("path", path), ("partition", partition),
+                            ("record_count", record_count), ("file_size", file_size),
+                            ("sequence_number", sequence_number),
+                            ("snapshot_id", snapshot_id),
+                            ("_shared", _SHARED.setdefault(shared, shared)),
+                            ("_rare", None if rare == _UNSET else rare)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"ContentFile is immutable: cannot set {name!r}")
+
+    @property
+    def file_format(self) -> str:
+        return self._shared[0]
+
+    @property
+    def spec_id(self) -> int:
+        return self._shared[1]
+
+    @property
+    def manifest(self) -> str:
+        return self._shared[2]
+
+    @property
+    def referenced_data_file(self) -> str | None:
+        return self._rare_field(0)  # type: ignore[no-any-return]
+
+    @property
+    def content_offset(self) -> int | None:
+        return self._rare_field(1)  # type: ignore[no-any-return]
+
+    @property
+    def content_size(self) -> int | None:
+        return self._rare_field(2)  # type: ignore[no-any-return]
+
+    @property
+    def equality_ids(self) -> tuple[int, ...]:
+        return self._rare_field(3)  # type: ignore[no-any-return]
+
+    @property
+    def split_offsets(self) -> tuple[int, ...] | None:
+        return self._rare_field(4)  # type: ignore[no-any-return]
+
+    @property
+    def value_counts(self) -> dict[int, int] | None:
+        return self._rare_field(5)  # type: ignore[no-any-return]
+
+    @property
+    def null_value_counts(self) -> dict[int, int] | None:
+        return self._rare_field(6)  # type: ignore[no-any-return]
+
+    @property
+    def lower_bounds(self) -> dict[int, bytes] | None:
+        return self._rare_field(7)  # type: ignore[no-any-return]
+
+    @property
+    def upper_bounds(self) -> dict[int, bytes] | None:
+        return self._rare_field(8)  # type: ignore[no-any-return]
+
+    def _rare_field(self, index: int) -> Any:
+        return (_UNSET if self._rare is None else self._rare)[index]
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in CONTENT_FILE_FIELDS)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not ContentFile:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(tuple(v if not isinstance(v, dict) else tuple(v.items())
+                          for v in self._fields()))
+
+    def __repr__(self) -> str:
+        return "ContentFile(" + ", ".join(f"{name}={getattr(self, name)!r}"
+                                          for name in CONTENT_FILE_FIELDS) + ")"
 
     @property
     def is_dv(self) -> bool:
         return self.content == CONTENT_POSITION_DELETES and self.file_format.lower() == "puffin"
+
+
+# ContentFile's fields, in its constructor's order.
+CONTENT_FILE_FIELDS = (
+    "content", "path", "file_format", "partition", "spec_id", "record_count", "file_size",
+    "sequence_number", "snapshot_id", "referenced_data_file", "content_offset", "content_size",
+    "manifest", "equality_ids", "split_offsets", "value_counts", "null_value_counts",
+    "lower_bounds", "upper_bounds")
+# The rarely set fields of a ContentFile when all are unset, and the (file format, spec ID,
+# manifest) tuples its entries share.
+_UNSET: tuple[Any, ...] = (None, None, None, (), None, None, None, None, None)
+_SHARED: dict[tuple[str, int, str], tuple[str, int, str]] = {}
 
 
 class ManifestReader:
@@ -107,9 +222,14 @@ class ManifestReader:
             yield Obj(record, f"{what} record {index}", path=location, code="table.manifest")
 
     def _raw_records(self, location: str, what: str) -> Iterator[Any]:
-        """The records of one Avro file as fastavro decodes them; every block within
-        :data:`MAX_AVRO_BLOCK` bytes, stored and inflated; anything the Avro decoder raises
-        on a corrupt file (bad blocks of any codec) is a bad file."""
+        """The records of one Avro file as fastavro decodes them (:meth:`_containers`)."""
+        for _first, _count, container in self._containers(location, what):
+            yield from _decoded(location, container)
+
+    def _containers(self, location: str, what: str) -> Iterator[tuple[int, int, bytes]]:
+        """One Avro file as uncompressed containers of whole blocks (``AvroFile.containers``),
+        each with the index of its first record and its record count; every block within
+        :data:`MAX_AVRO_BLOCK` bytes, stored and inflated."""
         local = self.mapper.resolve(location)
         opened = ExitStack()
         try:
@@ -120,26 +240,14 @@ class ManifestReader:
         with self._count:
             self.files_opened += 1
         with opened:
-            def avro() -> Iterator[Any]:
+            def avro() -> Iterator[tuple[int, bytes]]:
                 yield from AvroFile(handle, limit=MAX_AVRO_BLOCK, what=what,
-                                    code="table.manifest").records()
+                                    code="table.manifest").containers(BATCH_BYTES)
 
-            records = avro()
-            while True:
-                try:
-                    record = next(records)
-                except StopIteration:
-                    return
-                except PuffinError as exc:
-                    raise exc.with_path(location) from None
-                except OSError as exc:
-                    raise PuffinError(f"cannot read: {exc.strerror}", code="table.manifest",
-                                      path=location, kind=ErrorKind.IO) from None
-                except (Exception, RecursionError) as exc:  # fastavro's and its codecs' errors
-                    message = " ".join(str(exc).split())[:200] or type(exc).__name__
-                    raise PuffinError(f"not a readable Avro file: {message}",
-                                      code="table.manifest", path=location) from None
-                yield record
+            first = 0
+            for count, container in _guarded(location, avro()):
+                yield first, count, container
+                first += count
 
     def manifest_files(self, snapshot: Snapshot) -> list[ManifestFile]:
         """The manifests of a snapshot: its manifest list, or the v1 inline ``manifests``."""
@@ -164,19 +272,27 @@ class ManifestReader:
         return out
 
     def live_files(self, manifest: ManifestFile) -> Iterator[ContentFile]:
-        """Entries that are not DELETED, as :class:`ContentFile`. An entry whose fields all
-        have their usual types is read directly (:func:`_plain_entry`); any other goes
-        through :meth:`_checked_entry`, which names what is wrong. Entries of one partition
-        share one partition dict."""
+        """Entries that are not DELETED, as :class:`ContentFile`. A container of at least
+        :data:`COLUMNAR_RECORDS` records whose schema and values are all as Iceberg writes
+        them is decoded column by column (:func:`_columnar_entries`); otherwise each entry
+        whose fields have their usual types is read directly (:func:`_plain_entry`) and any
+        other goes through :meth:`_checked_entry`, which names what is wrong. Entries of one
+        partition share one partition dict."""
         partitions: dict[tuple[Any, ...], dict[str, Any]] = {}
-        for index, record in enumerate(self._raw_records(manifest.path, "manifest")):
-            entry = _plain_entry(record, manifest, partitions)
-            if entry is _CHECK:
-                entry = self._checked_entry(
-                    Obj(record, f"manifest record {index}", path=manifest.path,
-                        code="table.manifest"), manifest)
-            if entry is not None:
-                yield entry
+        for first, count, container in self._containers(manifest.path, "manifest"):
+            if count >= COLUMNAR_RECORDS:
+                entries = _columnar_entries(container, manifest, partitions)
+                if entries is not None:
+                    yield from entries
+                    continue
+            for index, record in enumerate(_decoded(manifest.path, container), first):
+                entry = _plain_entry(record, manifest, partitions)
+                if entry is _CHECK:
+                    entry = self._checked_entry(
+                        Obj(record, f"manifest record {index}", path=manifest.path,
+                            code="table.manifest"), manifest)
+                if entry is not None:
+                    yield entry
 
     def _checked_entry(self, record: Obj, manifest: ManifestFile) -> ContentFile | None:
         """One entry read field by field, each checked (``None``: a DELETED entry)."""
@@ -318,12 +434,9 @@ def _plain_entry(record: Any, manifest: ManifestFile,
         partition = partitions.setdefault(tuple(partition.items()), partition)
     else:
         partition = dict(partition)
-    if file_format is None:
-        file_format = ""
-    elif len(_FORMATS) < _MAX_FORMATS:
-        file_format = _FORMATS.setdefault(file_format, file_format)
     return ContentFile(
-        content, path, file_format, partition, manifest.spec_id, record_count, file_size,
+        content, path, _file_format(file_format), partition, manifest.spec_id, record_count,
+        file_size,
         manifest.sequence_number if sequence is None else sequence,
         manifest.added_snapshot_id if snapshot_id is None else snapshot_id,
         reference, offset, size, manifest.path,
@@ -380,3 +493,265 @@ def _metric(data_file: Obj, key: str, valid: Callable[[Any], bool]) -> dict[int,
 def manifest_key(manifest: ManifestFile) -> ManifestKey:
     """A manifest as entries inherit from it: the same file listed with the same numbers."""
     return manifest.path, manifest.sequence_number, manifest.added_snapshot_id
+
+
+def _guarded(location: str, items: Iterator[Any]) -> Iterator[Any]:
+    """``items`` with what reading an Avro file raises as one :class:`PuffinError` naming
+    ``location``: anything the decoder raises on a corrupt file (bad blocks of any codec) is
+    a bad file."""
+    while True:
+        try:
+            item = next(items)
+        except StopIteration:
+            return
+        except PuffinError as exc:
+            raise exc.with_path(location) from None
+        except OSError as exc:
+            raise PuffinError(f"cannot read: {exc.strerror}", code="table.manifest",
+                              path=location, kind=ErrorKind.IO) from None
+        except (Exception, RecursionError) as exc:  # fastavro's and its codecs' errors
+            message = " ".join(str(exc).split())[:200] or type(exc).__name__
+            raise PuffinError(f"not a readable Avro file: {message}",
+                              code="table.manifest", path=location) from None
+        yield item
+
+
+def _decoded(location: str, container: bytes) -> Iterator[Any]:
+    """The records of an uncompressed container, as ``AvroFile.records`` decodes them
+    (``fixed`` values as Iceberg Java writes them too)."""
+    return _guarded(location, AvroFile(io.BytesIO(container), limit=len(container),
+                                       code="table.manifest").records())
+
+
+# --- the columnar decode -------------------------------------------------------------------
+# A manifest's entries as Iceberg writes them, decoded by polars' Avro reader into columns
+# (several times faster than a record at a time) and checked column by column. It applies
+# only where it gives exactly what _plain_entry gives: the writer's schema has the spec's
+# types for the fields read (optional or not), partition values of types whose Python values
+# polars and fastavro agree on, and no value _plain_entry would leave to _checked_entry. A
+# container that is anything else is decoded record by record, so that every problem is
+# named as before.
+
+_INTS = ("int", "long")
+# data_file fields read, by the Avro types the columnar decode takes for them.
+_DATA_FIELDS: dict[str, tuple[str, ...]] = {
+    "content": _INTS, "file_path": ("string",), "file_format": ("string",),
+    "record_count": _INTS, "file_size_in_bytes": _INTS, "referenced_data_file": ("string",),
+    "content_offset": _INTS, "content_size_in_bytes": _INTS,
+    "equality_ids": ("array:int", "array:long"), "split_offsets": ("array:int", "array:long"),
+    "value_counts": ("map:long",), "null_value_counts": ("map:long",),
+    "lower_bounds": ("map:bytes",), "upper_bounds": ("map:bytes",),
+}
+_ENTRY_FIELDS: dict[str, tuple[str, ...]] = {
+    "status": _INTS, "snapshot_id": _INTS, "sequence_number": _INTS,
+}
+# Partition value types whose Python values polars gives as fastavro does.
+_PARTITION_TYPES = ("int", "long", "string", "boolean", "double", "int:date")
+# Rows whose locations need _plain_location's check done the slow way: not ASCII, or a NUL.
+_UNPLAIN_LOCATION = r"[^\x01-\x7F]"
+
+
+def _avro_type(schema: Any) -> tuple[str, bool] | None:
+    """A field's Avro type as the columnar decode names it, and whether it may be null
+    (``["null", T]``); ``None`` for any other type."""
+    nullable = False
+    if isinstance(schema, list):
+        others = [t for t in schema if t != "null"]
+        if len(others) != 1 or len(schema) != 2:
+            return None
+        schema, nullable = others[0], True
+    if isinstance(schema, str):
+        return schema, nullable
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")
+    if kind in _INTS and schema.get("logicalType") == "date" and kind == "int":
+        return "int:date", nullable
+    if kind in ("int", "long", "string", "boolean", "double", "bytes") and len(schema) == 1:
+        return kind, nullable
+    if kind == "array":
+        items = schema.get("items")
+        if isinstance(items, str) and items in _INTS:
+            return f"array:{items}", nullable
+        if (isinstance(items, dict) and items.get("type") == "record"
+                and [f.get("name") for f in items.get("fields", ())] == ["key", "value"]):
+            key, value = (_avro_type(f.get("type")) for f in items["fields"])
+            if key == ("int", False) and value in (("long", False), ("bytes", False)):
+                return f"map:{value[0]}", nullable
+    return None
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What the columnar decode reads of a manifest schema: the entry fields and data_file
+    fields present, and the partition's field names."""
+
+    entry: tuple[str, ...]
+    data: tuple[str, ...]
+    partition: tuple[str, ...]
+
+
+def _shape(schema: Any) -> _Shape | None:
+    """The :class:`_Shape` of a manifest's writer schema, ``None`` if any field read has
+    another type than the columnar decode takes."""
+    if not isinstance(schema, dict) or schema.get("type") != "record" \
+            or has_plain_fixed(schema):  # polars reads a fixed as declared, not as Java wrote
+        return None
+    fields = {f.get("name"): f.get("type") for f in schema.get("fields", ())
+              if isinstance(f, dict)}
+    data = fields.get("data_file")
+    if fields.get("status") not in _INTS or not isinstance(data, dict) \
+            or data.get("type") != "record":
+        return None
+    entry = []
+    for name, kinds in _ENTRY_FIELDS.items():
+        if name in fields:
+            found = _avro_type(fields[name])
+            if found is None or found[0] not in kinds:
+                return None
+            entry.append(name)
+    data_fields = {f.get("name"): f.get("type") for f in data.get("fields", ())
+                   if isinstance(f, dict)}
+    read = []
+    for name, kinds in _DATA_FIELDS.items():
+        if name in data_fields:
+            found = _avro_type(data_fields[name])
+            if found is None or found[0] not in kinds:
+                return None
+            read.append(name)
+    if "file_path" not in read:
+        return None
+    partition = data_fields.get("partition")
+    if not isinstance(partition, dict) or partition.get("type") != "record":
+        return None
+    names = []
+    for field in partition.get("fields", ()):
+        found = _avro_type(field.get("type")) if isinstance(field, dict) else None
+        if found is None or found[0] not in _PARTITION_TYPES:
+            return None
+        names.append(field["name"])
+    return _Shape(tuple(entry), tuple(read), tuple(names))
+
+
+def _columnar_entries(container: bytes, manifest: ManifestFile,
+                      partitions: dict[tuple[Any, ...], dict[str, Any]]
+                      ) -> list[ContentFile] | None:
+    """The live entries of an uncompressed manifest container decoded by columns, exactly
+    as :func:`_plain_entry` reads them; ``None`` when the columnar decode does not apply
+    (see above) and the container is to be read record by record."""
+    shape = _shape(_container_schema(container))
+    if shape is None:
+        return None
+    import polars as pl
+
+    try:
+        frame = pl.read_avro(io.BytesIO(container), columns=[*shape.entry, "data_file"])
+        data = pl.col("data_file")
+        columns = [data.struct.field(name) for name in shape.data]
+        if shape.partition:
+            columns.append(data.struct.field("partition"))
+        frame = frame.select(*shape.entry, *columns)
+        frame = frame.filter(pl.col("status").is_null() | (pl.col("status") != STATUS_DELETED))
+        if not _plain_columns(frame, pl):
+            return None
+        values = {name: frame.get_column(name).to_list() for name in frame.columns
+                  if name != "partition"}
+        keys = (frame.get_column("partition").struct.unnest().rows()
+                if shape.partition else None)
+    except (Exception, pl.exceptions.PanicException):  # polars' errors and its panics
+        return None
+    return _entries_of(values, keys, shape.partition, manifest, partitions, frame.height)
+
+
+def _container_schema(container: bytes) -> Any:
+    """The writer's schema of a container :meth:`AvroFile.containers` built."""
+    return AvroFile(io.BytesIO(container), limit=len(container)).schema
+
+
+def _plain_columns(frame: Any, pl: Any) -> bool:
+    """Whether every live row has values :func:`_plain_entry` reads directly: counts,
+    sizes, offsets and sequence numbers not negative, locations ASCII without a NUL, no
+    null inside a list or a metrics map."""
+    checks = [pl.col("file_path").is_null().any()]
+    for name in ("content", "record_count", "file_size_in_bytes", "content_offset",
+                 "content_size_in_bytes", "sequence_number"):
+        if name in frame.columns:
+            checks.append((pl.col(name) < 0).any())
+    for name in ("file_path", "referenced_data_file"):
+        if name in frame.columns:
+            checks.append(pl.col(name).str.contains(_UNPLAIN_LOCATION).any())
+    for name in ("equality_ids", "split_offsets"):
+        if name in frame.columns:
+            checks.append(pl.col(name).list.eval(pl.element().is_null().any())
+                          .list.first().any())
+    for name in ("value_counts", "null_value_counts", "lower_bounds", "upper_bounds"):
+        if name in frame.columns:
+            pairs = pl.element().struct
+            checks.append(pl.col(name).list.eval(
+                (pairs.field("key").is_null() | pairs.field("value").is_null()).any())
+                .list.first().any())
+    found = frame.select(c.alias(str(i)) for i, c in enumerate(checks)).row(0) \
+        if frame.height else ()
+    return not any(found)
+
+
+def _entries_of(values: dict[str, list[Any]], keys: list[tuple[Any, ...]] | None,
+                names: tuple[str, ...], manifest: ManifestFile,
+                partitions: dict[tuple[Any, ...], dict[str, Any]],
+                rows: int) -> list[ContentFile]:
+    """:class:`ContentFile` entries from the checked columns (as :func:`_plain_entry`
+    builds them: inherited numbers, shared partitions and file formats)."""
+    nothing = [None] * rows
+
+    def column(name: str) -> list[Any]:
+        return values.get(name, nothing)
+
+    def metric(name: str) -> list[Any]:
+        return [None if pairs is None else {p["key"]: p["value"] for p in pairs}
+                for pairs in column(name)]
+
+    empty = partitions.setdefault((), {})
+    if keys is None:
+        shared = [empty] * rows
+    else:
+        shared = []
+        for key in keys:
+            if all(type(v) in _SHAREABLE for v in key):
+                items = tuple(zip(names, key, strict=True))
+                shared.append(partitions.get(items) or partitions.setdefault(items,
+                                                                             dict(items)))
+            else:
+                shared.append(dict(zip(names, key, strict=True)))
+    formats = [_file_format(f) for f in column("file_format")]
+    inherited_sequence, inherited_snapshot = manifest.sequence_number, \
+        manifest.added_snapshot_id
+    return [
+        ContentFile(
+            0 if content is None else content, path, file_format, partition,
+            manifest.spec_id, 0 if count is None else count, 0 if size is None else size,
+            inherited_sequence if sequence is None or sequence == inherited_sequence
+            else sequence,
+            inherited_snapshot if snapshot is None or snapshot == inherited_snapshot
+            else snapshot,
+            reference, offset, blob_size, manifest.path,
+            () if equality is None else tuple(equality),
+            None if splits is None else tuple(splits),
+            value_counts, null_value_counts, lower_bounds, upper_bounds)
+        for (content, path, file_format, partition, count, size, sequence, snapshot,
+             reference, offset, blob_size, equality, splits, value_counts,
+             null_value_counts, lower_bounds, upper_bounds) in zip(
+            column("content"), values["file_path"], formats, shared, column("record_count"),
+            column("file_size_in_bytes"), column("sequence_number"), column("snapshot_id"),
+            column("referenced_data_file"), column("content_offset"),
+            column("content_size_in_bytes"), column("equality_ids"), column("split_offsets"),
+            metric("value_counts"), metric("null_value_counts"), metric("lower_bounds"),
+            metric("upper_bounds"), strict=True)]
+
+
+def _file_format(file_format: str | None) -> str:
+    """A file format as manifests spell it, one string per spelling (the first few)."""
+    if file_format is None:
+        return ""
+    if len(_FORMATS) < _MAX_FORMATS:
+        return _FORMATS.setdefault(file_format, file_format)
+    return file_format
