@@ -130,4 +130,7 @@ def read_location(mapper: PathMapper, location: str) -> str:
     """Where a task reads a location as a manifest names it: the mapped path made absolute,
     or an object's location as it is (a table read from an object store)."""
     found = mapper.resolve(location)
-    return found if is_remote(found) else os.path.abspath(found)
+    if is_remote(found):
+        return found
+    absolute = os.path.abspath(found)
+    return found if absolute == found else absolute  # one string, not two, per data file

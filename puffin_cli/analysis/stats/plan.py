@@ -168,6 +168,25 @@ def identity_constants(metadata: TableMetadata, entry: ContentFile
                  and isinstance(f.get("source-id"), int) and f.get("name") in entry.partition)
 
 
+# The most partitions whose identity constants one plan keeps (partition dicts that are not
+# shared, one per file, would each be one more).
+_CONSTANTS_KEPT = 10_000
+
+
+def _constants(known: dict[tuple[int, int], tuple[tuple[int, Any], ...]],
+               metadata: TableMetadata, entry: ContentFile) -> tuple[tuple[int, Any], ...]:
+    """:func:`identity_constants`, one tuple for the files of one spec that share a partition
+    dict (the manifests' entries of one partition do): a million files, not a million
+    tuples."""
+    key = (entry.spec_id, id(entry.partition))
+    found = known.get(key)
+    if found is None:
+        found = identity_constants(metadata, entry)
+        if len(known) < _CONSTANTS_KEPT:
+            known[key] = found
+    return found
+
+
 def applicable_dvs(live: LiveFiles) -> dict[str, ContentFile]:
     """Data file path -> its deletion vector, for the live data files that have one; an error
     naming the finding of ``puffin table`` when Iceberg cannot apply a snapshot's DVs (two for
@@ -186,8 +205,8 @@ def applicable_dvs(live: LiveFiles) -> dict[str, ContentFile]:
         raise PuffinError(f"{what}{more}: Iceberg cannot apply these deletes (its scans fail), "
                           f"so no statistics can describe the snapshot; run `puffin table` to "
                           f"see the finding ({first.code})", code="stats.dv")
-    return {path: dvs[0] for path in live.data
-            if len(dvs := live.dvs_for(path)) == 1}
+    return {path: dvs[0] for path in live.dvs_by_data_file
+            if path in live.data and len(dvs := live.dvs_for(path)) == 1}
 
 
 def plan_snapshot(table: Table, snapshot: Snapshot, columns: list[str] | None) -> StatsPlan:
@@ -196,6 +215,7 @@ def plan_snapshot(table: Table, snapshot: Snapshot, columns: list[str] | None) -
     schema_id, chosen, skipped = select_columns(metadata, snapshot, columns)
     live = LiveFiles.of(table.manifests, snapshot)
     data: list[DataFile] = []
+    constants: dict[tuple[int, int], tuple[tuple[int, Any], ...]] = {}  # by spec, partition
     for entry in planning_order(live.data.values()):
         fmt = entry.file_format.lower()
         if fmt not in DATA_FORMATS:
@@ -205,7 +225,7 @@ def plan_snapshot(table: Table, snapshot: Snapshot, columns: list[str] | None) -
         data.append(DataFile(entry.path, read_location(mapper, entry.path), fmt,
                              entry.record_count, entry.sequence_number,
                              file_size=entry.file_size, split_offsets=entry.split_offsets,
-                             constants=identity_constants(metadata, entry)))
+                             constants=_constants(constants, metadata, entry)))
     applying = applicable_dvs(live)
     positions: list[tuple[ContentFile, PositionDeleteFile]] = []
     dvs: list[DeletionVectorRef] = []
