@@ -135,9 +135,10 @@ def test_estimation_mode(sketcher: str, stats_tables: Path, spark: Any,
                          tmp_path: Path) -> None:
     """More than 4096 distinct values: Iceberg's sketch depends on which rows each of its Spark
     tasks saw and in what order (an Alpha sketch per task). m has 5,000 distinct values in each
-    of 4 files, so one task's Alpha theta falls below the column's 4097th smallest hash and
-    the NDV is not the "4096 smallest hashes" one (4999): replaying Iceberg's tasks gives its
-    sketch byte for byte, NDV 5009 included."""
+    of 4 INSERTs (2 files each, 2 files a task), so one task's Alpha theta falls below the
+    column's 4097th smallest hash and the NDV is not the "4096 smallest hashes" one (4999):
+    replaying Iceberg's tasks gives its sketch byte for byte, NDV 5009 included (other
+    layouts: test_stats_layouts.py)."""
     table = copy_table(stats_tables, "wide_v2", tmp_path)
     _, iceberg = iceberg_statistics(table)
     result = run(table, spark, sketcher)

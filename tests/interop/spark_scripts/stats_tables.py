@@ -1,12 +1,23 @@
 """Tables for the ``puffin stats compute`` tests, built and checked by Iceberg Java (Spark 3.5).
 
-Runs with the PySpark 3.5 venv (tests/interop/sparkenv.py); never imports puffin_cli.
+Runs with the PySpark 3.5 venv (tests/interop/sparkenv.py); never imports puffin_cli. The
+driver JVM plans scans without Iceberg's worker pool (``ICEBERG_SCAN_PLAN_IN_WORKER_POOL``
+false): in the pool, manifests read at the same time deliver their files in an order that
+changes from run to run (a race), so Iceberg's own tasks, and its estimation-mode sketches,
+would be those of an order nobody can replay (docs/spark.md, "Where the bytes can still
+differ"). Every table's data files are written with a fixed number of Spark tasks per INSERT
+(``range(..., N)``, ``write.distribution-mode`` none), so the layout does not depend on the
+machine.
 
     python stats_tables.py build OUT_DIR CONF_JSON
         OUT_DIR/warehouse/db/<table>: every table below, each ending with Iceberg's own
         ``compute_table_stats`` on its current snapshot (the reference statistics file,
         registered in the table metadata). OUT_DIR/tables.json: per table, the current
-        snapshot, its live row count, and the statistics Iceberg registered.
+        snapshot, its live row count, the statistics Iceberg registered, ``groups``: the task
+        groups Iceberg's Spark scan of the current snapshot plans in the session that ran
+        ``compute_table_stats`` (per Spark input partition, its splits in order, as
+        ``[data file, start, length]``), and ``parallelism``: that session's planning
+        parallelism (``max(defaultParallelism, spark.sql.shuffle.partitions)``).
     python stats_tables.py bench OUT_DIR CONF_JSON ROWS
         OUT_DIR/warehouse/db/bench: the benchmark table of benchmarks/bench_spark.py (format 3,
         ROWS rows in 16 files, columns long, int, double, string, date, decimal; a DELETE of
@@ -23,7 +34,20 @@ Tables (all with nulls, repeated values, ``-0.0``, ``NaN``, empty strings, negat
 - ``orc_v2``: like ``types_v2`` with ORC data files (and ORC position delete files).
 - ``avro_v2``: like ``types_v2`` with Avro data files (and Avro position delete files).
 - ``uuid_v2``: a uuid column (created through the Java API), estimation mode, a DELETE.
-- ``wide_v2``: 60,000 rows in several files, estimation mode (more than 4096 distinct values).
+- ``wide_v2``: 60,000 rows in 4 INSERTs of 2 files each, a merge-on-read DELETE (one
+  file-scoped position delete file per data file), estimation mode (more than 4096 distinct
+  values).
+- ``layout_*``: the rows of ``wide_v2`` (4 INSERTs, 4 data manifests) plus ``b``, the INSERT's
+  number, in other layouts (:data:`LAYOUTS`): files per INSERT, which DELETEs, split
+  properties, parallelism. Each gives other task groups (delete files weigh in the bin
+  packing, files of several manifests share tasks), and ``m`` (5,000 distinct values in every
+  task) is in estimation mode, where the groups decide the sketch.
+- ``groups_v2``: Iceberg's statistics of a base (6,000 rows in 2 files, read in one task),
+  then an append of 300 rows in 1 file, whose target task groups differ from the base's (all
+  three files in one task); Iceberg's ``compute_table_stats`` of the target is the oracle
+  (``oracle`` in tables.json, its entry removed again so that the base's is the newest):
+  ``id`` in estimation mode, ``city`` (40 values) and ``n`` (1,000 values) exact, ``n4``
+  (4,000 values in the base, none new) exact but near the nominal 4,096 entries.
 - ``migrated_v2``: plain Parquet files (no field IDs) added with ``add_files`` (which sets the
   name mapping), a rename (the mapping then gives both names), Iceberg-written files, a DELETE.
 - ``positional_v2``: plain Parquet files whose column names are not the table's, added with
@@ -38,12 +62,15 @@ Tables (all with nulls, repeated values, ``-0.0``, ``NaN``, empty strings, negat
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
-from script_common import create_table, session
+from script_common import create_table, load_table, session
 
 COLUMNS = ("i INT, l BIGINT, d DOUBLE, f FLOAT, s STRING, dt DATE, dec DECIMAL(10,2), "
            "big DECIMAL(30,4), ts TIMESTAMP, tsn TIMESTAMP_NTZ, b BOOLEAN, bin BINARY")
@@ -73,7 +100,15 @@ def rows(start: int, count: int) -> str:
 
 
 def _java_list(values: Any) -> list[Any]:
-    return list(values) if values is not None else []
+    """A Java collection's elements (py4j iterates only lists and arrays by itself)."""
+    if values is None:
+        return []
+    if not hasattr(values, "iterator"):
+        return list(values)
+    items, iterator = [], values.iterator()
+    while iterator.hasNext():
+        items.append(iterator.next())
+    return items
 
 
 def statistics(spark: SparkSession, name: str) -> dict[str, Any]:
@@ -137,16 +172,107 @@ def dv_table(spark: SparkSession) -> None:
     spark.sql("CALL local.system.compute_table_stats(table => 'db.types_v3')")
 
 
+WIDE_ROWS = ("id * 104729 % 1000003 AS k, sha2(CAST(id AS STRING), 256) AS h, "
+             "CAST(id % 5000 AS INT) AS m")
+# name -> (data files per INSERT, DELETEs, extra table properties, spark.sql.shuffle.partitions
+# of the session computing the statistics). DELETEs: "file" = k % 9 = 0 (one file-scoped
+# position delete file per data file), "some" = the same in the first two INSERTs' files only,
+# "file+partition" = "file", then write.delete.granularity partition and k % 7 = 0 (a delete
+# file scoped to the table's one partition: attached to every data file, beside its own).
+LAYOUTS: dict[str, tuple[int, tuple[str, ...], str, int]] = {
+    "layout_1_file": (1, ("file",), "", 2),  # 2 tasks, each of 2 INSERTs' files
+    "layout_2_none": (2, (), "", 2),  # no deletes: 4 MiB a file, 4 files a task
+    "layout_3_some": (3, ("some",), "", 2),  # 8 and 4 MiB files mixed in tasks
+    "layout_2_two": (2, ("file+partition",), "", 2),  # 12 MiB a file: one task each
+    "layout_2_cost": (2, ("file",), ", 'read.split.open-file-cost'='1048576', "
+                      "'read.split.planning-lookback'='2'", 8),  # 2 MiB a file
+}
+
+
 def wide_table(spark: SparkSession) -> None:
     t = "local.db.wide_v2"
     spark.sql(f"CREATE TABLE {t} (k BIGINT, h STRING, m INT) USING iceberg TBLPROPERTIES "
-              "('format-version'='2', 'write.delete.mode'='merge-on-read')")
+              "('format-version'='2', 'write.delete.mode'='merge-on-read', "
+              "'write.distribution-mode'='none')")
     for start in range(0, 60000, 15000):
-        spark.sql(f"INSERT INTO {t} SELECT id * 104729 % 1000003 AS k, "
-                  f"sha2(CAST(id AS STRING), 256) AS h, CAST(id % 5000 AS INT) AS m "
-                  f"FROM range({start}, {start + 15000})")
+        spark.sql(f"INSERT INTO {t} SELECT {WIDE_ROWS} FROM range({start}, {start + 15000}, 1, 2)")
     spark.sql(f"DELETE FROM {t} WHERE k % 9 = 0")
     spark.sql("CALL local.system.compute_table_stats(table => 'db.wide_v2')")
+
+
+def layout_table(spark: SparkSession, name: str) -> None:
+    files, deletes, extra, partitions = LAYOUTS[name]
+    t = f"local.db.{name}"
+    spark.sql(f"CREATE TABLE {t} (k BIGINT, h STRING, m INT, b INT) USING iceberg "
+              "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', "
+              f"'write.distribution-mode'='none'{extra})")
+    for b, start in enumerate(range(0, 60000, 15000)):
+        spark.sql(f"INSERT INTO {t} SELECT {WIDE_ROWS}, {b} AS b "
+                  f"FROM range({start}, {start + 15000}, 1, {files})")
+    for kind in deletes:
+        if kind == "some":
+            spark.sql(f"DELETE FROM {t} WHERE k % 9 = 0 AND b < 2")
+            continue
+        spark.sql(f"DELETE FROM {t} WHERE k % 9 = 0")
+        if kind == "file+partition":
+            spark.sql(f"ALTER TABLE {t} SET TBLPROPERTIES "
+                      "('write.delete.granularity'='partition')")
+            spark.sql(f"DELETE FROM {t} WHERE k % 7 = 0")
+    with shuffle_partitions(spark, partitions):
+        spark.sql(f"CALL local.system.compute_table_stats(table => 'db.{name}')")
+
+
+@contextmanager
+def shuffle_partitions(spark: SparkSession, partitions: int) -> Iterator[None]:
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+
+
+def groups_table(spark: SparkSession) -> dict[str, Any]:
+    """``groups_v2`` (module docstring): base, append, Iceberg's statistics of the target as
+    the oracle, its entry removed again."""
+    t = "local.db.groups_v2"
+    spark.sql(f"CREATE TABLE {t} (id BIGINT, city STRING, n INT, n4 INT) USING iceberg "
+              "TBLPROPERTIES ('format-version'='2', 'write.distribution-mode'='none')")
+    rows = ("id, concat('city-', CAST(id % 40 AS STRING)) AS city, CAST(id % 1000 AS INT) AS n, "
+            "CAST(id % 4000 AS INT) AS n4")
+    spark.sql(f"INSERT INTO {t} SELECT {rows} FROM range(0, 6000, 1, 2)")
+    spark.sql("CALL local.system.compute_table_stats(table => 'db.groups_v2')")
+    base = int(load_table(spark, "groups_v2").currentSnapshot().snapshotId())
+    spark.sql(f"INSERT INTO {t} SELECT {rows} FROM range(6000, 6300, 1, 1)")
+    spark.sql("CALL local.system.compute_table_stats(table => 'db.groups_v2')")
+    table = load_table(spark, "groups_v2")
+    target = int(table.currentSnapshot().snapshotId())
+    oracle = next(sf for sf in _java_list(table.statisticsFiles()) if sf.snapshotId() == target)
+    table.updateStatistics().removeStatistics(target).commit()
+    return {"base": base, "target": target, "oracle": str(oracle.path()).rsplit("/", 1)[-1]}
+
+
+def task_groups(spark: SparkSession, name: str) -> list[list[list[Any]]]:
+    """The task groups of Iceberg's Spark scan of the table's current snapshot: per input
+    partition, its splits in order (``[data file, start, length]``)."""
+    plan = spark.table(f"local.db.{name}")._jdf.queryExecution().executedPlan()
+    nodes, scan = [plan], None
+    while nodes and scan is None:
+        node = nodes.pop()
+        if node.getClass().getSimpleName() == "BatchScanExec":
+            scan = node
+        children = node.children()
+        nodes.extend(children.apply(i) for i in range(children.size()))
+    assert scan is not None, f"no BatchScanExec in the plan of {name}"
+    return [[[str(task.file().location()), int(task.start()), int(task.length())]
+             for task in _java_list(partition.taskGroup().tasks())]
+            for partition in scan.batch().planInputPartitions()]
+
+
+def planning_parallelism(spark: SparkSession) -> int:
+    """Iceberg's ``SparkReadConf.parallelism``."""
+    return max(spark.sparkContext.defaultParallelism,
+               int(spark.conf.get("spark.sql.shuffle.partitions")))
 
 
 def add_plain_files(spark: SparkSession, out: Path, name: str, fmt: str, query: str) -> None:
@@ -225,12 +351,20 @@ def build(out: Path, conf: dict[str, str]) -> None:
     wide_table(spark)
     migrated_tables(spark, out)
     uuid_table(spark)
-    doc = {}
+    for name in LAYOUTS:
+        layout_table(spark, name)
+    groups = groups_table(spark)
+    doc: dict[str, Any] = {}
     for name in ("types_v2", "types_v3", "orc_v2", "avro_v2", "wide_v2", "migrated_v2",
-                 "positional_v2", "orc_unmapped_v2", "hive_v2", "uuid_v2"):
+                 "positional_v2", "orc_unmapped_v2", "hive_v2", "uuid_v2", *LAYOUTS):
         info = statistics(spark, name)
         info["live-rows"] = int(spark.sql(f"SELECT count(*) FROM local.db.{name}").first()[0])
+        with shuffle_partitions(spark, LAYOUTS[name][3] if name in LAYOUTS else
+                                int(spark.conf.get("spark.sql.shuffle.partitions"))):
+            info["groups"] = task_groups(spark, name)
+            info["parallelism"] = planning_parallelism(spark)
         doc[name] = info
+    doc["groups_v2"] = groups
     (out / "tables.json").write_text(json.dumps(doc, indent=2, sort_keys=True))
     spark.stop()
 
@@ -260,6 +394,7 @@ def bench(out: Path, conf: dict[str, str], rows: int) -> None:
 
 
 def main() -> None:
+    os.environ["ICEBERG_SCAN_PLAN_IN_WORKER_POOL"] = "false"  # read by the driver JVM
     if sys.argv[1] == "bench":
         bench(Path(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4]))
         return
