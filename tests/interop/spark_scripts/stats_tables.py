@@ -38,10 +38,11 @@ Tables (all with nulls, repeated values, ``-0.0``, ``NaN``, empty strings, negat
   file-scoped position delete file per data file), estimation mode (more than 4096 distinct
   values).
 - ``layout_*``: the rows of ``wide_v2`` (4 INSERTs, 4 data manifests) plus ``b``, the INSERT's
-  number, in other layouts (:data:`LAYOUTS`): files per INSERT, which DELETEs, split
-  properties, parallelism. Each gives other task groups (delete files weigh in the bin
-  packing, files of several manifests share tasks), and ``m`` (5,000 distinct values in every
-  task) is in estimation mode, where the groups decide the sketch.
+  number, and ``p``, the row's data file within its INSERT (its Spark task), in other layouts
+  (:data:`LAYOUTS`): files per INSERT, which DELETEs, split properties, parallelism. Each
+  gives other task groups (delete files weigh in the bin packing, files of several manifests
+  share tasks), and ``m`` (5,000 distinct values in every task) is in estimation mode, where
+  the groups decide the sketch.
 - ``groups_v2``: Iceberg's statistics of a base (6,000 rows in 2 files, read in one task),
   then an append of 300 rows in 1 file, whose target task groups differ from the base's (all
   three files in one task); Iceberg's ``compute_table_stats`` of the target is the oracle
@@ -176,13 +177,16 @@ WIDE_ROWS = ("id * 104729 % 1000003 AS k, sha2(CAST(id AS STRING), 256) AS h, "
              "CAST(id % 5000 AS INT) AS m")
 # name -> (data files per INSERT, DELETEs, extra table properties, spark.sql.shuffle.partitions
 # of the session computing the statistics). DELETEs: "file" = k % 9 = 0 (one file-scoped
-# position delete file per data file), "some" = the same in the first two INSERTs' files only,
+# position delete file per data file), "some" = the same in the first two files of each INSERT
+# only (every data manifest alike, so that the task groups do not depend on the order the
+# manifests' random names give them, manifest_order.py; in the first two INSERTs' files the
+# groups were those of 3 orders in 6),
 # "file+partition" = "file", then write.delete.granularity partition and k % 7 = 0 (a delete
 # file scoped to the table's one partition: attached to every data file, beside its own).
 LAYOUTS: dict[str, tuple[int, tuple[str, ...], str, int]] = {
     "layout_1_file": (1, ("file",), "", 2),  # 2 tasks, each of 2 INSERTs' files
     "layout_2_none": (2, (), "", 2),  # no deletes: 4 MiB a file, 4 files a task
-    "layout_3_some": (3, ("some",), "", 2),  # 8 and 4 MiB files mixed in tasks
+    "layout_3_some": (3, ("some",), "", 2),  # 8+8 and 4+8+4 MiB tasks, across INSERTs
     "layout_2_two": (2, ("file+partition",), "", 2),  # 12 MiB a file: one task each
     "layout_2_cost": (2, ("file",), ", 'read.split.open-file-cost'='1048576', "
                       "'read.split.planning-lookback'='2'", 8),  # 2 MiB a file
@@ -203,15 +207,15 @@ def wide_table(spark: SparkSession) -> None:
 def layout_table(spark: SparkSession, name: str) -> None:
     files, deletes, extra, partitions = LAYOUTS[name]
     t = f"local.db.{name}"
-    spark.sql(f"CREATE TABLE {t} (k BIGINT, h STRING, m INT, b INT) USING iceberg "
+    spark.sql(f"CREATE TABLE {t} (k BIGINT, h STRING, m INT, b INT, p INT) USING iceberg "
               "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', "
               f"'write.distribution-mode'='none'{extra})")
     for b, start in enumerate(range(0, 60000, 15000)):
-        spark.sql(f"INSERT INTO {t} SELECT {WIDE_ROWS}, {b} AS b "
+        spark.sql(f"INSERT INTO {t} SELECT {WIDE_ROWS}, {b} AS b, spark_partition_id() AS p "
                   f"FROM range({start}, {start + 15000}, 1, {files})")
     for kind in deletes:
         if kind == "some":
-            spark.sql(f"DELETE FROM {t} WHERE k % 9 = 0 AND b < 2")
+            spark.sql(f"DELETE FROM {t} WHERE k % 9 = 0 AND p < 2")
             continue
         spark.sql(f"DELETE FROM {t} WHERE k % 9 = 0")
         if kind == "file+partition":
