@@ -14,6 +14,8 @@ Iceberg's, byte for byte, ``m`` in estimation mode (where the groups decide the 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from itertools import chain, groupby, permutations
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,15 @@ def test_layout_groups_and_sketches_are_icebergs(
     sizes, attached = LAYOUTS[name]
     assert sorted((len(g) for g in ours), reverse=True) == sizes
     assert {len(f.position_deletes) for f in plan.data_files} == attached
+    # the sizes are the layout's, not the build's: in every order of the data manifests (one
+    # per INSERT; Iceberg's order is their random names', manifest_order.py) they are the same
+    inserts = [tuple(files) for _, files in groupby(plan.data_files,
+                                                   key=lambda f: f.sequence_number)]
+    assert len(inserts) == 4
+    for order in permutations(inserts):
+        other = plan_task_groups(replace(plan, data_files=tuple(chain(*order))),
+                                 doc["parallelism"])
+        assert sorted((len(g.splits) for g in other), reverse=True) == sizes, order
 
     sketches = steps.sketch_groups(plan, groups)
     assert sketches.rows == doc["live-rows"]
