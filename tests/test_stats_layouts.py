@@ -8,7 +8,10 @@ each with the task groups Iceberg's Spark scan planned in the session that ran i
 Two checks per layout, so that a layout the replay does not model cannot pass by chance: the
 groups planned here are Iceberg's, split for split (the sketch bytes alone can agree for other
 groups: ``m``'s sketch takes its theta from one task), and the sketches of those groups are
-Iceberg's, byte for byte, ``m`` in estimation mode (where the groups decide the bytes).
+Iceberg's, byte for byte, ``m`` in estimation mode (where the groups decide the bytes); and
+the layout's group sizes the same in every order of its data manifests (so that no build passes
+or fails by the order their random names give). On ``groups_v2``, whose append regroups the
+base's tasks: exact columns within the nominal entries union to Iceberg's target sketch.
 """
 
 from __future__ import annotations
@@ -20,7 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_stats_spark import copy_table, iceberg_statistics, stats_tables  # noqa: F401  (session fixture)
+from test_stats_spark import (  # noqa: F401  (stats_tables: session fixture)
+    copy_table,
+    iceberg_statistics,
+    read_blobs,
+    stats_tables,
+)
 
 from puffin_cli.analysis.stats import steps
 from puffin_cli.analysis.stats.task_groups import plan_task_groups
@@ -70,3 +78,46 @@ def test_layout_groups_and_sketches_are_icebergs(
     for column, sketch in by_name.values():
         assert sketch.to_bytes() == iceberg[column.field_id][1], column.name
     assert by_name["m"][1].theta_long < 2**63 - 1  # estimation mode: the groups matter
+
+
+def test_exact_columns_union_to_icebergs_sketch_though_the_groups_differ(
+        stats_tables: Path, tmp_path: Path) -> None:  # noqa: F811
+    """groups_v2: the append's file shares Iceberg's one target task with the base's two files,
+    so today's rule refreshes every column in full. For the columns whose base sketch is exact
+    and whose base retained entries plus the new rows stay within the nominal 4,096 (city, n),
+    the base sketch unioned with the new file's is Iceberg's target sketch byte for byte (the
+    premise of issue 28 §2); n4 (4,000 retained + 300 rows) and id (estimation mode) are
+    outside that bound."""
+    from puffin_cli.analysis.stats.incremental import FULL, decide_refresh
+    from puffin_cli.blobs.theta.compact import MAX_THETA, compact_from_bytes
+    from puffin_cli.blobs.theta.sketches import NOMINAL_ENTRIES, ThetaAccumulator
+
+    table = copy_table(stats_tables, "groups_v2", tmp_path)
+    doc = json.loads((stats_tables / "tables.json").read_text())["groups_v2"]
+    loaded = Table.load(table, fileio=FileIO())
+    decision = decide_refresh(loaded, doc["target"], None, parallelism=2)  # the build's local[2]
+    assert {c.mode for c in decision.columns} == {FULL}
+    assert {c.reason for c in decision.columns} == {
+        "1 of the base's 1 Spark task reads other splits at the target (1 task): Iceberg's "
+        "sketches would differ"}
+
+    plan = steps.plan_statistics(loaded, doc["target"], None)
+    base_files = {f.location for f in steps.plan_statistics(loaded, doc["base"], None).data_files}
+    new_plan = replace(plan, data_files=tuple(f for f in plan.data_files
+                                              if f.location not in base_files))
+    new_rows = sum(f.record_count for f in new_plan.data_files)
+    new = steps.sketch_groups(new_plan, plan_task_groups(new_plan, 2))
+    [base_entry] = [s for s in loaded.metadata.statistics if s.snapshot_id == doc["base"]]
+    base = read_blobs(table / "metadata" / Path(base_entry.path).name)
+    oracle = read_blobs(table / "metadata" / doc["oracle"])
+    within = set()
+    for column, sketch in zip(plan.columns, new.sketches, strict=True):
+        base_sketch = compact_from_bytes(base[column.field_id][1])
+        if (base_sketch.theta_long == MAX_THETA
+                and base_sketch.retained + new_rows <= NOMINAL_ENTRIES):
+            within.add(column.name)
+            union = ThetaAccumulator()
+            union.add(base_sketch)
+            union.add(sketch)
+            assert union.result().to_bytes() == oracle[column.field_id][1], column.name
+    assert within == {"city", "n"}
