@@ -267,6 +267,7 @@ def register_spark_table(catalog: Any, name: str, tmp_path: Path) -> Path:
     return table_dir
 
 
+@pytest.mark.catalog  # the catalog fixture is got by name (request.getfixturevalue)
 @pytest.mark.parametrize(("kind", "name"), [("sql", "types_v2"), ("rest", "types_v2"),
                                           ("rest", "types_v3")])
 def test_spark_built_table_registered_in_the_catalog(kind: str, name: str, spark: Any,
