@@ -123,8 +123,21 @@ def _partition_statistics(table: Any, jvm: Any) -> list[dict[str, Any]]:
                 stats.close()
         except Exception as exc:
             entry["error"] = java_error(exc)
+        entry["rows"], entry["rows-error"] = _stats_rows(table, jvm, pf.path())
         out.append(entry)
     return sorted(out, key=lambda e: (e["snapshot-id"], e["path"]))
+
+
+def _stats_rows(table: Any, jvm: Any, path: str) -> tuple[list[dict[str, Any]] | None,
+                                                         str | None]:
+    """The rows Iceberg 1.10's core ``PartitionStatsHandler`` reads with the table's schema
+    (its format version's fields), as partition_stats_tables.py records them."""
+    from partition_stats_tables import stats_rows
+
+    try:
+        return stats_rows(jvm, table, str(path)), None
+    except Exception as exc:
+        return None, java_error(exc)
 
 
 def judge(spark: SparkSession, location: str) -> dict[str, Any]:
