@@ -14,6 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
@@ -138,6 +139,7 @@ def test_committed_files_read_by_iceberg_give_its_rows(ps_tables: Path, tmp_path
     legacy = _file(doc, "ps_v3", "legacy")
     assert judged[legacy["path"]]["rows-error"] is not None  # 1.10's core reader refuses it
     code, report = run_json(["table", str(v3), "--all-snapshots"])
+    report = report["tables"][0]
     codes = {(f["code"], f["severity"]) for f in report["findings"]}
     assert ("table.partition-stats.legacy-ids", "warning") in codes
     assert not [f for f in report["findings"] if f["severity"] == "error"]
@@ -152,13 +154,15 @@ def test_wrong_counts_are_named_by_partition_and_field(ps_tables: Path,
     column = data.column("data_file_count").to_pylist()
     column[3] += 1
     index = data.schema.get_field_index("data_file_count")
-    wrong = data.set_column(index, data.schema.field(index), [column])
+    wrong = data.set_column(index, data.schema.field(index),
+                            pa.array(column, type=data.schema.field(index).type))
     bad = v2 / "metadata" / "wrong-counts.parquet"
     pq.write_table(wrong, bad)
     table = Table.load(v2, fileio=FileIO())
     _change(table, SetPartitionStatistics(PartitionStatisticsFileEntry(
         target["snapshot-id"], str(bad), bad.stat().st_size)))
     code, report = run_json(["table", str(v2)])
+    report = report["tables"][0]
     assert code == 1
     (found,) = [f for f in report["findings"] if f["code"] == "table.partition-stats.count"]
     detail = found["detail"]

@@ -209,7 +209,8 @@ def compute_incremental(table: Table, snapshot: Snapshot, base_snapshot_id: int,
 class Computed:
     """A snapshot's rows and how they were made: ``full``, ``incremental`` from
     ``base_snapshot_id``'s file, or ``fresh`` (the snapshot has its file already: Iceberg
-    returns it); ``reason`` says why full when a base was there."""
+    returns it, unread, and ``rows`` is empty); ``reason`` says why full when a base was
+    there."""
 
     snapshot_id: int
     mode: str
@@ -247,6 +248,8 @@ def compute(table: Table, snapshot: Snapshot, *, full: bool = False) -> Computed
     base = None if full else latest_file(table, snapshot)
     if base is None:
         return Computed(sid, FULL, tuple(compute_full(table, snapshot)), unified)
+    if base.snapshot_id == sid:  # Iceberg returns the snapshot's file as it is, unread
+        return Computed(sid, FRESH, (), unified, sid, base.path)
     try:
         found = read_rows(table.resolve(base.path), unified, table.metadata.format_version,
                           fileio=table.fileio)
@@ -255,7 +258,5 @@ def compute(table: Table, snapshot: Snapshot, *, full: bool = False) -> Computed
                         base.snapshot_id, base.path,
                         f"the file of snapshot {base.snapshot_id} cannot be read incrementally:"
                         f" {exc.message}")
-    if base.snapshot_id == sid:
-        return Computed(sid, FRESH, tuple(found), unified, sid, base.path)
     rows = compute_incremental(table, snapshot, base.snapshot_id, found)
     return Computed(sid, INCREMENTAL, tuple(rows), unified, base.snapshot_id, base.path)

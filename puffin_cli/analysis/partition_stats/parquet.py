@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from puffin_cli.analysis.partition_stats.model import (
+    DV_COUNT_ID,
     FIELDS,
     LEGACY_ID_SHIFT,
     PARTITION_FIELD_ID,
@@ -62,14 +63,16 @@ class SchemaProblem:
 @dataclass(frozen=True)
 class ReadFile:
     """What a partition statistics file is: ``layout``, schema ``problems``, ``row_count``
-    (the footer's), and up to the asked number of ``rows`` (``None`` when the columns
-    cannot be mapped to the spec's fields at all)."""
+    (the footer's), up to the asked number of ``rows`` (``None`` when the columns cannot be
+    mapped to the spec's fields at all), and whether it has ``dv_count`` (a format 2 or
+    Iceberg 1.9.x file does not)."""
 
     layout: str
     problems: tuple[SchemaProblem, ...]
     row_count: int
     rows: tuple[StatsRow, ...] | None
     file_size: int
+    has_dv_count: bool = True
 
 
 def _type_text(arrow_type: pa.DataType) -> str:
@@ -201,10 +204,30 @@ def read_file(location: str | os.PathLike[str], unified: tuple[PartitionField, .
         rows = None if layout == LAYOUT_UNKNOWN else tuple(_rows(parquet, mapped, unified, limit))
         size = fileio.stat(text)
         return ReadFile(layout, tuple(problems), parquet.metadata.num_rows, rows,
-                        0 if size is None else size.size)
+                        0 if size is None else size.size, DV_COUNT_ID in mapped)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise PuffinError(f"cannot read the partition statistics rows: {exc}", code=_CODE,
                           path=text) from None
+    finally:
+        parquet.close()
+
+
+def file_partition_type(location: str, fileio: FileIO) -> tuple[tuple[PartitionField, ...],
+                                                                  int]:
+    """The file's own partition struct as a partition type (names, field IDs and types as
+    stored), and the format version its fields suggest (3 when it has ``dv_count``)."""
+    import pyarrow.types as pat
+
+    parquet = _open(location, fileio)
+    try:
+        top = _by_id(iter(parquet.schema_arrow))
+        shift = LEGACY_ID_SHIFT if _layout(top) == LAYOUT_1_9 else 0
+        partition = top.get(PARTITION_FIELD_ID + shift)
+        fields: tuple[PartitionField, ...] = ()
+        if partition is not None and pat.is_struct(partition.type):
+            fields = tuple(PartitionField(fid, f.name, _type_text(f.type))
+                           for fid, f in sorted(_by_id(iter(partition.type)).items()))
+        return fields, 3 if DV_COUNT_ID + shift in top else 2
     finally:
         parquet.close()
 

@@ -31,16 +31,16 @@ from puffin_cli.storage import join
 class PartitionStatsResult:
     """What ``stats compute --partition-stats`` did for one table: the snapshot, how the rows
     were computed (``full``, ``incremental`` from ``base-snapshot-id``'s file, or ``fresh``:
-    the snapshot has its file, nothing written), why full when a base was there, the rows
-    (``partitions``), the file written and its size, and the new metadata file when
-    committed."""
+    the snapshot has its file, nothing written or read: ``partitions`` null), why full when a
+    base was there, the rows (``partitions``), the file written and its size, and the new
+    metadata file when committed."""
 
     table: str
     snapshot_id: int
     mode: str
     base_snapshot_id: int | None
     reason: str | None
-    partitions: int
+    partitions: int | None
     path: str | None
     file_size: int | None
     committed: bool
@@ -71,7 +71,7 @@ def compute_partition_stats(table: Table, options: StatsOptions, *,
     sid = snapshot.snapshot_id
     if done.mode == FRESH:
         return PartitionStatsResult(label, sid, done.mode, done.base_snapshot_id, None,
-                                    len(done.rows), done.base_path, None, False, None)
+                                    None, done.base_path, None, False, None)
     name = file_name(sid)
     local = join(table.statistics_dir, name) if commit_it or output_dir is None \
         else join(output_dir, name)
