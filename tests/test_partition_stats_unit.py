@@ -198,3 +198,38 @@ def test_the_1_9_layout_is_named_and_read(table: Path) -> None:
     code, shown = run("inspect", str(table / "metadata" / "legacy.parquet"))
     assert shown["files"][0]["layout"] == "iceberg-1.9.x"
     assert len(shown["files"][0]["rows"]) == 3
+
+
+@pytest.mark.parametrize("counted", [False, True])
+def test_the_1_9_layout_may_leave_dvs_out_of_position_delete_files(table: Path,
+                                                                    counted: bool) -> None:
+    """Without dv_count, a DV is a position delete file (Iceberg 1.9.x) or not counted at all
+    (1.10's deprecated 1.9.x-layout writer): both are Iceberg's; another count is wrong."""
+    loaded = Table.load(table, fileio=FileIO())
+    from puffin_cli.analysis.partition_stats.compute import compute_full
+    from puffin_cli.analysis.partition_stats.model import unified_partition_type
+
+    snapshot = loaded.current_snapshot()
+    assert snapshot is not None
+    computed = compute_full(loaded, snapshot)
+    assert any(r.dv_count for r in computed)
+    rows = [dataclasses.replace(r, position_delete_file_count=r.dv_count if counted else 0,
+                                dv_count=0) for r in computed]
+    ours = arrow_table(rows, unified_partition_type(loaded.metadata), 2)
+    _write(table, "legacy.parquet", ours.cast(pa.schema([_shifted(f) for f in ours.schema])))
+    assert [f["code"] for f in findings(table)] == ["table.partition-stats.legacy-ids"]
+    wrong = [dataclasses.replace(r, position_delete_file_count=r.position_delete_file_count + 2)
+             for r in rows]  # 2 or 3 where there is 1 DV and no other position delete file
+    ours = arrow_table(wrong, unified_partition_type(loaded.metadata), 2)
+    _write(table, "wrong.parquet", ours.cast(pa.schema([_shifted(f) for f in ours.schema])))
+    codes = {f["code"] for f in findings(table)}
+    assert codes == {"table.partition-stats.legacy-ids", "table.partition-stats.count"}
+
+
+@pytest.mark.parametrize("extra", [["--dry-run"], ["--columns", "part"], ["--spark"],
+                                   ["--in-process"], ["--in-process-rows", "5"]])
+def test_partition_stats_refuses_the_sketch_options(table: Path, extra: list[str]) -> None:
+    result = CliRunner().invoke(cli, ["stats", "compute", str(table), "--partition-stats",
+                                      *extra])
+    assert result.exit_code == 2 and "--partition-stats computes one TABLE" in result.stderr
+    assert not list((table / "metadata").glob("partition-stats-*"))
