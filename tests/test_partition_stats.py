@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from interop.broken import java_judge_fixture  # noqa: F401  (fixture)
 from interop.judge import JavaJudge
 from interop.sparkenv import script_output
+from tiers import needs
 
 from puffin_cli.analysis.partition_stats.compute import (
     FULL,
@@ -47,6 +48,7 @@ SCRIPT = (Path(__file__).resolve().parent / "interop" / "spark_scripts"
 
 
 @pytest.fixture(scope="session")
+@needs("spark")
 def ps_tables() -> Path:
     return script_output(SCRIPT, "partition-stats-tables", "build")
 
