@@ -129,7 +129,7 @@ def test_committed_files_read_by_iceberg_give_its_rows(ps_tables: Path, tmp_path
     assert code == 0 and (done["mode"], done["base-snapshot-id"]) == (
         INCREMENTAL, doc["ps_v2"]["files"][0]["snapshot-id"])
     judged = {e["path"]: e for e in java_judge.reads(v2)["partition-statistics"]}
-    assert judged[done["path"]]["rows-error"] is None
+    assert judged[done["path"]]["error"] is None
     assert judged[done["path"]]["rows"] == target["rows"]
 
     v3 = _copy(ps_tables, "ps_v3", tmp_path)
@@ -139,7 +139,7 @@ def test_committed_files_read_by_iceberg_give_its_rows(ps_tables: Path, tmp_path
     judged = {e["path"]: e for e in java_judge.reads(v3)["partition-statistics"]}
     assert judged[done["path"]]["rows"] == after["rows"]
     legacy = _file(doc, "ps_v3", "legacy")
-    assert judged[legacy["path"]]["rows-error"] is not None  # 1.10's core reader refuses it
+    assert judged[legacy["path"]]["error"] is not None  # 1.10's core reader refuses it
     code, report = run_json(["table", str(v3), "--all-snapshots"])
     report = report["tables"][0]
     codes = {(f["code"], f["severity"]) for f in report["findings"]}
