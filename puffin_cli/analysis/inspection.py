@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from puffin_cli.analysis.paimon import PaimonFileReport
+    from puffin_cli.analysis.partition_stats.inspection import PartitionStatsFileReport
     from puffin_cli.analysis.table.loading import Table
     from puffin_cli.blobs import BlobSummary
     from puffin_cli.storage import FileIO
@@ -36,6 +37,13 @@ def _is_paimon_blob(location: str, fileio: FileIO) -> bool:
     from puffin_cli.format.paimon_blob import is_paimon_blob
 
     return is_paimon_blob(location, fileio)
+
+
+def _is_parquet(location: str, fileio: FileIO) -> bool:
+    """A Parquet file: a partition statistics file (read by analysis/partition_stats)."""
+    from puffin_cli.analysis.partition_stats.inspection import is_parquet
+
+    return is_parquet(location, fileio)
 
 
 @dataclass(frozen=True)
@@ -107,7 +115,7 @@ class InspectReport:
     """Everything one ``puffin inspect`` run found, in the order the files were given (Paimon
     BLOB files among them as :class:`~puffin_cli.analysis.paimon.PaimonFileReport`)."""
 
-    files: tuple[FileReport | PaimonFileReport, ...]
+    files: tuple[FileReport | PaimonFileReport | PartitionStatsFileReport, ...]
     errors: tuple[FileError, ...]
 
     @property
@@ -203,10 +211,20 @@ def inspect_files(locations: list[str], *, decode: bool = True, limit: int = DEF
     """
     columns = None if table is None else TableColumns(table)
     fileio = fileio if table is None else table.fileio
-    files: list[FileReport | PaimonFileReport] = []
+    files: list[FileReport | PaimonFileReport | PartitionStatsFileReport] = []
     errors: list[FileError] = []
     for location in locations:
         try:
+            if not location.endswith(PUFFIN_SUFFIXES) and _is_parquet(location, fileio):
+                from puffin_cli.analysis.partition_stats.inspection import (
+                    inspect_partition_stats,
+                )
+
+                found = inspect_partition_stats(location, limit=limit, table=table,
+                                                fileio=fileio)
+                if found is not None:
+                    files.append(found)
+                    continue
             if not location.endswith(PUFFIN_SUFFIXES) and _is_paimon_blob(location, fileio):
                 from puffin_cli.analysis.paimon import inspect_paimon
 

@@ -132,6 +132,10 @@ def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[s
                    "always Spark).")
 @click.option("--master", default=None, metavar="URL",
               help="Spark master (default local[*]; ignored under spark-submit).")
+@click.option("--partition-stats", is_flag=True,
+              help="Compute the snapshot's partition statistics file instead (Parquet, one "
+                   "row per partition, from the manifests alone, in this process; "
+                   "incremental from an ancestor's file as Iceberg does); one TABLE.")
 @uuid_hash_option
 @spark_conf_option
 @relocate_option
@@ -143,10 +147,9 @@ def _targets(catalog: str | None, names: tuple[str, ...], relocate: list[tuple[s
 def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
             snapshot_id: int | None, commit: bool, output: str | None, every: bool,
             dry_run: bool, full: bool, in_process: bool, on_spark: bool,
-            in_process_rows: int | None,
-            master: str | None, uuid_hash: str, spark_conf: dict[str, str],
-            relocate: list[tuple[str, str]], catalog: str | None, quiet: bool,
-            as_json: bool) -> None:
+            in_process_rows: int | None, master: str | None, partition_stats: bool,
+            uuid_hash: str, spark_conf: dict[str, str], relocate: list[tuple[str, str]],
+            catalog: str | None, quiet: bool, as_json: bool) -> None:
     """Compute Theta-sketch NDV statistics of TABLE, as Iceberg's compute_table_stats does.
 
     TABLE is a table directory or a *.metadata.json file; with --catalog, a table identifier
@@ -206,13 +209,22 @@ def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
     names = _columns(columns)
     choice = (SketcherChoice.IN_PROCESS if in_process else SketcherChoice.SPARK if on_spark
               else SketcherChoice.AUTO)
+    if partition_stats and (not one or names is not None or in_process or on_spark
+                            or in_process_rows is not None):
+        raise click.UsageError("--partition-stats computes one TABLE's partition statistics "
+                               "file in this process (no --dry-run, --columns or sketcher "
+                               "options)")
     options = StatsOptions(
         columns=None if names is None else tuple(names), snapshot_id=snapshot_id, full=full,
-        commit=commit,
+        commit=commit, partition_stats=partition_stats,
         uuid_hash=UuidHash(uuid_hash), sketcher=choice,
         **({} if in_process_rows is None else {"in_process_rows": in_process_rows}))
     from puffin_cli.storage import default_io
 
+    if options.partition_stats:
+        _partition_stats(ctx, _target(catalog, targets[0], relocate), options, output,
+                         quiet=quiet, as_json=as_json)
+        return
     if one:
         where = _one_output(output, commit)
         run = [_target(catalog, targets[0], relocate)]
@@ -255,6 +267,26 @@ def compute(ctx: click.Context, targets: tuple[str, ...], columns: str | None,
         emit(ctx, result, stats_view if one else batch_view)
     failed = isinstance(result, batch.StatsBatchResult) and result.failed
     sys.exit(EXIT_BAD_FILE if failed else EXIT_OK)
+
+
+def _partition_stats(ctx: click.Context, target: TableTarget, options: StatsOptions,
+                     output: str | None, *, quiet: bool, as_json: bool) -> None:
+    """``--partition-stats``: one table's partition statistics file, into the table with
+    --commit, else into -o's directory or the current one (checked before any work)."""
+    from puffin_cli.analysis.partition_stats.steps import compute_partition_stats
+    from puffin_cli.storage import default_io
+
+    where = output if output is not None else (None if options.commit else os.getcwd())
+    if where is not None and not _is_directory(where, default_io().stat(where)):
+        raise click.BadParameter("with --partition-stats, PATH is an existing directory",
+                                 param_hint="-o")
+    result = compute_partition_stats(target.load(), options, output_dir=where)
+    if as_json:
+        emit(ctx, result)
+    elif not quiet:
+        from puffin_cli.render.partition_stats import computed_view
+
+        emit(ctx, result, computed_view)
 
 
 def _outcome_line(outcome: TableOutcome) -> str:

@@ -268,9 +268,53 @@ class FileProblem:
         return self.message
 
 
+@dataclass(frozen=True)
+class PartitionStatsIssue:
+    """What a partition statistics file gets wrong: ``problem`` (``layout``, ``schema``,
+    ``unreadable``, ``order``, ``duplicate``, ``count``, ``missing-row``, ``extra-row``,
+    ``total-record-count``); the row's ``partition`` (field name -> value) and ``spec-id``;
+    the ``column``; what the spec or the snapshot's manifests say (``expected``) against the
+    file (``actual``); ``text`` the reader's words for ``schema`` and ``unreadable``."""
+
+    problem: str
+    partition: dict[str, Any] | None = None
+    spec_id: int | None = None
+    column: str | None = None
+    expected: Any = None
+    actual: Any = None
+    text: str | None = None
+    kind: str = field(default="partition-statistics", init=False)
+
+    def where(self) -> str:
+        if self.partition is None:
+            return ""
+        values = ", ".join(f"{k}={v}" for k, v in self.partition.items())
+        return f"partition {{{values}}} of spec {self.spec_id}"
+
+    def describe(self, facts: Facts) -> str:
+        e, a = self.expected, self.actual
+        texts = {
+            "layout": "written with Iceberg 1.9.x's field IDs (partition is field 0, not 1): "
+                      "Iceberg 1.10 cannot read it and computes in full",
+            "schema": f"schema: {self.text}",
+            "unreadable": f"not a partition statistics file: {self.text}",
+            "order": f"rows are not sorted by partition: {self.where()} comes after a "
+                     "greater one",
+            "duplicate": f"{self.where()} has {a} rows; one is allowed",
+            "count": f"{self.where()}: {self.column} is {a}, the manifests give {e}",
+            "missing-row": f"{self.where()} has files in the manifests but no row",
+            "extra-row": f"{self.where()} has a row with counts but no files in the manifests",
+            "total-record-count":
+                f"{self.where()}: total_record_count is {a}, "
+                + ("which equality deletes make unknowable from the manifests" if e is None
+                   else f"the manifests give {e}"),
+        }
+        return texts[self.problem]
+
+
 Detail = (Mismatch | Absent | UnknownSnapshot | OtherSnapshot | UnknownFields | NotPuffin | Unset
           | NoBlob | OutsideFile | TooLarge | Container | NotLive | Duplicate | Orphan
-          | FileProblem)
+          | FileProblem | PartitionStatsIssue)
 
 
 @dataclass(frozen=True)

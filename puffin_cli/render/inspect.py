@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from puffin_cli.analysis.inspection import BlobReport, FileReport, InspectReport
+from puffin_cli.analysis.partition_stats.inspection import PartitionStatsFileReport
 from puffin_cli.blobs.base import BlobSummary
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.spec import CARDINALITY_PROPERTY
@@ -38,6 +39,10 @@ def render_human(report: InspectReport, console: Console) -> None:
             console.print()
         if isinstance(file, FileReport):
             _print_file(console, file)
+        elif isinstance(file, PartitionStatsFileReport):
+            from puffin_cli.render.partition_stats import print_partition_stats_file
+
+            print_partition_stats_file(console, file)
         else:
             from puffin_cli.render.paimon import print_paimon_file
 
@@ -52,10 +57,14 @@ def render_brief(report: InspectReport, console: Console) -> None:
     for file in report.files:
         if not isinstance(file, FileReport):
             from puffin_cli.render.paimon import print_paimon_file
+            from puffin_cli.render.partition_stats import print_partition_stats_file
 
             layout.plain_lines(console, lines)
             lines = []
-            print_paimon_file(console, file)
+            if isinstance(file, PartitionStatsFileReport):
+                print_partition_stats_file(console, file)
+            else:
+                print_paimon_file(console, file)
             continue
         lines.append(f"{file.path}  {_bytes(file.file_size)}, "
                      f"{plural(len(file.blobs), 'blob')}")

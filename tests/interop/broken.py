@@ -37,8 +37,9 @@ from interop.judge import JavaJudge
 from interop.sparkenv import script_output
 
 SCRIPT = Path(__file__).resolve().parent / "spark_scripts" / "broken_tables.py"
-# What the build records of each table is the judge's report: a new judge rebuilds them.
-JUDGE_SCRIPT = SCRIPT.parent / "java_judge.py"
+# What the build records of each table is the judge's report: a new judge rebuilds them (the
+# judge reads partition statistics rows with partition_stats_tables.py's reader).
+JUDGE_SCRIPTS = (SCRIPT.parent / "java_judge.py", SCRIPT.parent / "partition_stats_tables.py")
 NAMES = ("dup_dv", "bare_dv", "moved_dv", "bad_stats", "orphans")
 DAY = 86400.0
 AVRO_MAGIC = b"Obj\x01"
@@ -63,7 +64,7 @@ class BrokenTable:
 
 def built_tables() -> Path:
     """The directory holding the built tables and their ``<name>.json`` (built once)."""
-    return script_output(SCRIPT, "broken-tables", depends=(JUDGE_SCRIPT,))
+    return script_output(SCRIPT, "broken-tables", depends=JUDGE_SCRIPTS)
 
 
 # --- relocation ---------------------------------------------------------------------------

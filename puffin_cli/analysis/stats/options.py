@@ -57,7 +57,9 @@ class StatsOptions:
     sketch (default every primitive column); ``snapshot_id``: one table's snapshot (default the
     current one); ``full``: read the whole snapshot even when its statistics are fresh or an
     ancestor's could be extended; ``commit``: register the file; ``in_process_rows`` and
-    ``in_process_bytes``: the largest work the ``auto`` sketcher does in this process."""
+    ``in_process_bytes``: the largest work the ``auto`` sketcher does in this process;
+    ``partition_stats``: compute the snapshot's partition statistics file instead of sketches
+    (one table, from its manifests, in this process: ``analysis/partition_stats/steps.py``)."""
 
     columns: tuple[str, ...] | None = None
     snapshot_id: int | None = None
@@ -67,6 +69,7 @@ class StatsOptions:
     sketcher: SketcherChoice = SketcherChoice.AUTO
     in_process_rows: int = IN_PROCESS_ROWS
     in_process_bytes: int = IN_PROCESS_BYTES
+    partition_stats: bool = False
 
     @property
     def column_list(self) -> list[str] | None:

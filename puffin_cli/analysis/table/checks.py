@@ -31,6 +31,8 @@ table.dv.container            error /   the range is not an Iceberg DV in a Puff
                               info      decodable; warning: unknown magic; info: Delta's or
                                         Paimon's container, decoded)
 table.orphan                  info      a Puffin file under the table nobody references
+table.partition-stats.*       error     a partition statistics file against the spec and
+                                        its snapshot's manifests (partition_stats/checks.py)
 ============================  ========  ==================================================
 """
 
@@ -78,6 +80,7 @@ from puffin_cli.format.facts import (
     Orphan,
     OtherSnapshot,
     OutsideFile,
+    PartitionStatsIssue,
     TooLarge,
     UnknownFields,
     UnknownSnapshot,
@@ -363,8 +366,19 @@ class TableChecks:
                     entry.path, snapshot_id,
                     Mismatch("file-size-in-bytes", "file", entry.file_size, info.size),
                     PARTITION_STATISTICS))
+            if info is not None:
+                self.check_partition_statistics(entry)
             out.append(entry)
         return tuple(out)
+
+    def check_partition_statistics(self, entry: PartitionStatisticsEntry) -> None:
+        """The file against the spec and its snapshot's manifests (analysis/partition_stats)."""
+        from puffin_cli.analysis.partition_stats.checks import check_file
+
+        def add(code: str, detail: PartitionStatsIssue, severity: Severity) -> None:
+            self.add(code, self.facts_of_file(entry.path, entry.snapshot_id, detail,
+                                              PARTITION_STATISTICS), severity)
+        check_file(self.table, entry, add)
 
     # deletion vectors ----------------------------------------------------------------------
 

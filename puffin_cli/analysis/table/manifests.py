@@ -32,6 +32,8 @@ from puffin_cli.storage import FileIO, StorageError
 CONTENT_DATA = 0
 CONTENT_POSITION_DELETES = 1
 CONTENT_EQUALITY_DELETES = 2
+STATUS_EXISTING = 0
+STATUS_ADDED = 1
 STATUS_DELETED = 2
 # Concurrent manifest reads, and how many snapshots ahead of the caller they run.
 READ_THREADS = 8
@@ -326,6 +328,25 @@ class ManifestReader:
             lower_bounds=_metric(data_file, "lower_bounds", _is_bytes),
             upper_bounds=_metric(data_file, "upper_bounds", _is_bytes),
         )
+
+    def entries(self, manifest: ManifestFile) -> Iterator[tuple[int, ContentFile]]:
+        """Every entry, DELETED ones too, as (status: 0 EXISTING, 1 ADDED, 2 DELETED; its
+        file): partition statistics count DELETED entries, as Iceberg Java does. Read as
+        :meth:`live_files` reads a live entry (a DELETED one as if it were EXISTING)."""
+        partitions: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for index, record in enumerate(self._raw_records(manifest.path, "manifest")):
+            status = record.get("status") if type(record) is dict else None
+            deleted = status == STATUS_DELETED and type(status) is int
+            if deleted:
+                record = {**record, "status": STATUS_EXISTING}
+            entry = _plain_entry(record, manifest, partitions)
+            if entry is _CHECK:
+                entry = self._checked_entry(
+                    Obj(record, f"manifest record {index}", path=manifest.path,
+                        code="table.manifest"), manifest)
+            assert entry is not None  # only a DELETED entry reads as None
+            yield (STATUS_DELETED if deleted else STATUS_ADDED if status is None
+                   else status), entry
 
     def _all_live_files(self, manifest: ManifestFile) -> list[ContentFile]:
         return list(self.live_files(manifest))

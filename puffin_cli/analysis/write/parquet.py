@@ -161,7 +161,7 @@ def iceberg_type_of(arrow_type: pa.DataType) -> IcebergType | None:
     return None
 
 
-def _field_id(arrow_field: pa.Field) -> int | None:
+def field_id_of(arrow_field: pa.Field) -> int | None:
     metadata = arrow_field.metadata or {}
     raw = metadata.get(PARQUET_FIELD_ID_KEY)
     return None if raw is None else decimal_int(raw.strip().decode("ascii", "replace"), signed=True)
@@ -234,7 +234,7 @@ def parquet_theta_blobs(files: Sequence[str], *, fileio: FileIO,
         if iceberg_type is None:
             raise spec_error(f"column {name!r} in {files[0]} is {arrow_field.type}, which has "
                              "no Iceberg primitive type to sketch", code="spec.parquet.type")
-        file_id = _field_id(arrow_field)
+        file_id = field_id_of(arrow_field)
         field_id = field_ids.get(name, file_id)
         if field_id is None and table_ids is not None:
             field_id = table_ids.get(name)
@@ -268,7 +268,7 @@ def parquet_theta_blobs(files: Sequence[str], *, fileio: FileIO,
 def _find_column(schema: pa.Schema, name: str, field_id: int | None) -> pa.Field | None:
     if field_id is not None:
         for arrow_field in schema:
-            if _field_id(arrow_field) == field_id:
+            if field_id_of(arrow_field) == field_id:
                 return arrow_field
         return None
     return schema.field(name) if name in schema.names else None

@@ -32,8 +32,8 @@ each, position = id - first id) unless said; DELETE writes DVs with Iceberg's
   ``file-size-in-bytes`` 4096 too large (its footer would start past the file's end),
   snapshot 2's with ``file-footer-size-in-bytes`` 1 too small, snapshot 3's file deleted,
   a copy of snapshot 4's file for a snapshot ID the table does not have
-  (``UNKNOWN_SNAPSHOT``); snapshot 4's is right. Partition statistics for
-  snapshots 2 (its file deleted) and 4 (right).
+  (``UNKNOWN_SNAPSHOT``); snapshot 4's is right. Partition statistics (Iceberg 1.10's core
+  ``PartitionStatsHandler``) for snapshots 2 (its file deleted) and 4 (right).
 - ``orphans``: a DELETE (DVs) and statistics; statistics computed twice for the current
   snapshot (Iceberg leaves the first file); copies of a Puffin DV file and of a statistics
   file left in ``data/`` and ``metadata/``, under names nobody references. ``orphans`` in
@@ -245,7 +245,7 @@ def bad_stats(spark: SparkSession) -> dict[str, Any]:
                                           s4.fileFooterSizeInBytes(), s4.blobMetadata()))
     update.commit()
     _local(s3.path()).unlink()
-    handler = jvm.org.apache.iceberg.data.PartitionStatsHandler
+    handler = jvm.org.apache.iceberg.PartitionStatsHandler  # 1.10's (the spec's field IDs)
     partition = {}
     for sid in (snapshots[1], snapshots[3]):
         table.refresh()

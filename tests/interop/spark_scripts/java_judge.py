@@ -108,22 +108,22 @@ def _statistics(table: Any, jvm: Any) -> list[dict[str, Any]]:
 
 
 def _partition_statistics(table: Any, jvm: Any) -> list[dict[str, Any]]:
-    handler = jvm.org.apache.iceberg.data.PartitionStatsHandler
+    """Each registered partition statistics file as Iceberg 1.10's core
+    ``PartitionStatsHandler`` reads it with the table's schema: its ``rows``, or ``error``
+    (a file of Iceberg 1.9.x's field IDs is one it cannot read)."""
+    from partition_stats_tables import stats_rows
+
     out = []
     for pf in _iterate(table.partitionStatisticsFiles()):
-        entry: dict[str, Any] = {"snapshot-id": int(pf.snapshotId()), "path": str(pf.path()),
-                                 "file-size-in-bytes": int(pf.fileSizeInBytes()),
-                                 "rows-read": None, "error": None}
+        rows, error = None, None
         try:
-            schema = handler.schema(jvm.org.apache.iceberg.Partitioning.partitionType(table))
-            stats = handler.readPartitionStatsFile(schema, table.io().newInputFile(pf.path()))
-            try:
-                entry["rows-read"] = sum(1 for _ in _iterate(stats))
-            finally:
-                stats.close()
+            rows = stats_rows(jvm, table, str(pf.path()))
         except Exception as exc:
-            entry["error"] = java_error(exc)
-        out.append(entry)
+            error = java_error(exc)
+        out.append({"snapshot-id": int(pf.snapshotId()), "path": str(pf.path()),
+                    "file-size-in-bytes": int(pf.fileSizeInBytes()),
+                    "rows-read": None if rows is None else len(rows), "rows": rows,
+                    "error": error})
     return sorted(out, key=lambda e: (e["snapshot-id"], e["path"]))
 
 
