@@ -157,7 +157,7 @@ def test_key_facts() -> None:
     assert re.search(r"^    apache-datasketches-theta-v1 +customer\.name +3 +97$", text, re.M)
     assert "    33,418 bytes, footer 523 bytes" in lines
     # Both readers' answers, for each snapshot; the difference is spelled out.
-    assert text.count("  Spark uses       this snapshot's statistics file (above)\n"
+    assert text.count("  Spark uses       this snapshot's file (above), if spark.sql.cbo.enabled\n"
                       "  Trino uses       the same file\n") == 1
     assert ("  statistics       none registered for this snapshot\n"
             "  Spark uses       none\n"

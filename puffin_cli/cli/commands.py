@@ -15,7 +15,7 @@ SUMMARIES = {
     "table": "Show and cross-check the Puffin files of Iceberg tables.",
     "repair": "Repair what `puffin table` finds, in one commit.",
     "write": "Write a Puffin file: Theta sketches, deletion vectors, raw blobs.",
-    "diff": "What changed between two snapshots of a table, or two Puffin files.",
+    "diff": "What changed between two snapshots, or two Puffin files.",
     "stats": "Table statistics: small tables in this process, others on Spark.",
     "scan": "Validate every Puffin file of a warehouse, in parallel on Spark.",
 }

@@ -46,7 +46,7 @@ _METADATA_SUFFIXES = (".metadata.json", ".metadata.json.gz")
 def diff(ctx: click.Context, files: tuple[str, ...], from_ref: str | None, to_ref: str | None,
          catalog: str | None, relocate: list[tuple[str, str]], limit: int, as_json: bool,
          max_blob_size: int) -> None:
-    """What changed between two snapshots of a table, or two Puffin files.
+    """What changed between two snapshots, or two Puffin files.
 
     With one TABLE (a table directory, a *.metadata.json file, or with --catalog a
     NAMESPACE.TABLE): from the --from snapshot to the --to snapshot (default: the current

@@ -419,8 +419,9 @@ def _totals(console: Console, view: SnapshotView) -> None:
 
 
 def _statistics_used(console: Console, view: SnapshotView, paths: TablePaths) -> None:
-    """Which statistics file Spark (this snapshot's only) and Trino (the nearest ancestor's)
-    use; a difference is spelled out, so that it shows without colour too."""
+    """Which statistics file Spark (this snapshot's only, and only with its cost-based
+    optimizer on) and Trino (the nearest ancestor's) use; a difference is spelled out, so
+    that it shows without colour too."""
     used = view.statistics_used
     if not view.statistics:
         nothing = used.spark is None and used.trino is None
@@ -433,7 +434,8 @@ def _statistics_used(console: Console, view: SnapshotView, paths: TablePaths) ->
     if used.spark is None:
         layout.row(console, "  Spark uses", "none")
     elif listed == [used.spark]:
-        layout.row(console, "  Spark uses", "this snapshot's statistics file (above)")
+        layout.row(console, "  Spark uses", "this snapshot's file (above), if "
+                   "spark.sql.cbo.enabled")
     else:
         _path_row(console, "  Spark uses", paths.short(used.spark))
     if used.trino is None:
