@@ -6,6 +6,7 @@ them with the documented codes after every other test."""
 import os
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -143,12 +144,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items[:] = [i for i in items if i.path.name != "test_finding_codes.py"] + last
 
 
+@contextmanager
+def _no_active_spark_session() -> Iterator[None]:
+    """No Spark session active in this process meanwhile, and the one that was active again
+    after. The sessions of spark tests live on in the process (a module's ``spark`` fixture,
+    the CLI run with ``--spark``), and ``stats compute`` joins an active session, as it does
+    under spark-submit: a later test of another tier would use Spark because of the tests
+    that ran before it."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is None:
+        yield
+        return
+    sessions = active.sparkContext._jvm.SparkSession  # type: ignore[union-attr]
+    sessions.clearActiveSession()
+    SparkSession._activeSession = None
+    try:
+        yield
+    finally:
+        sessions.setActiveSession(active._jsparkSession)
+        SparkSession._activeSession = active
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
-    """The running test, for :func:`tiers.need` (setup, call and teardown)."""
+    """The running test, for :func:`tiers.need` (setup, call and teardown); a test not of the
+    spark tier runs with no Spark session active (:func:`_no_active_spark_session`)."""
     tiers._current.append(item)
+    alone = "pyspark" in sys.modules and "spark" not in tiers.tiers_of(item)
     try:
-        return (yield)
+        with _no_active_spark_session() if alone else nullcontext():
+            return (yield)
     finally:
         tiers._current.pop()
 

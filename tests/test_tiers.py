@@ -103,3 +103,38 @@ def test_a_fixture_of_a_tier_set_up_for_an_unmarked_test_fails_it() -> None:
             hook.send(None)
     finally:
         tiers._current.pop()
+
+
+@pytest.mark.spark
+def test_a_test_of_another_tier_runs_with_no_spark_session_active() -> None:
+    """The session a spark test leaves active (a module's ``spark`` fixture, the CLI run with
+    ``--spark``) is not active during a test of another tier, so a small `stats compute`
+    there neither joins it nor asks its parallelism (before: it did, and failed the tier
+    check after the spark tests only); it is active again after that test."""
+    import conftest
+    from pyspark.sql import SparkSession
+
+    from puffin_cli.analysis.stats.sketcher import Planning
+    from puffin_cli.spark.session import get_session
+    from puffin_cli.spark.stats import SparkSketcher, local_parallelism
+
+    spark = get_session("local[2]")
+
+    class Item:  # what the hook reads of a test
+        nodeid = "tests/test_x.py::test_y"
+
+        def iter_markers(self) -> list[object]:
+            return []
+
+    hook = conftest.pytest_runtest_protocol(Item())  # type: ignore[arg-type]
+    next(hook)
+    try:
+        assert SparkSession.getActiveSession() is None
+        sketcher = SparkSketcher()
+        assert sketcher.planning() == Planning(local_parallelism(None, None), 200)
+        assert not sketcher.started
+    finally:
+        with pytest.raises(StopIteration):
+            hook.send(None)
+    active = SparkSession.getActiveSession()
+    assert active is not None and active._jsparkSession.equals(spark._jsparkSession)
