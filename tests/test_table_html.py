@@ -17,11 +17,17 @@ from s3server import S3Server
 from tables.synthetic import TableBuilder, dv_table
 
 from puffin_cli.cli.main import cli
+from puffin_cli.render.html import _clip
 
 REPO = Path(__file__).resolve().parents[1]
 ASSETS = REPO / "puffin_cli" / "render" / "assets"
 NPM_UPLOT = REPO / ".npm-tools" / "node_modules" / "uplot"
 CHARTS = ["rows", "files", "statistics", "ndv", "freshness", "findings"]
+
+
+def size_bound(snapshots: int, columns: int) -> int:
+    """The page's size bound as docs/table.md states it, for one table without findings."""
+    return 64 * 1024 + 1024 + snapshots * (400 + 21 * columns)
 
 
 def stats_table(root: Path, snapshots: int) -> TableBuilder:
@@ -130,6 +136,37 @@ def test_no_snapshot_one_snapshot_and_findings_render(tmp_path: Path) -> None:
     assert re.search(rf'<tr class="sev-error"><td>error</td><td>table.stats.size</td>'
                      rf'<td><a href="#s-2-{first}">{first}</a></td>', dom)
     assert f'<tr id="s-2-{first}">' in dom
+
+
+@pytest.mark.browser
+def test_a_page_of_1000_snapshots_is_within_its_size_bound_and_renders(tmp_path: Path) -> None:
+    table = stats_table(tmp_path / "t", 1000)
+    page = tmp_path / "report.html"
+    write_page("--all-snapshots", "--html", str(page), str(table.root))
+    assert page.stat().st_size <= size_bound(1000, columns=2)
+    dom = dump_dom(page)
+    assert 'data-ready="1"' in dom
+    assert charts(dom) == {name: [1000] for name in CHARTS}
+    assert len(re.findall(r'<tr id="s-0-\d+"', dom)) == 1000
+
+
+def test_page_size_grows_with_snapshots_not_with_data_files_or_dvs(tmp_path: Path) -> None:
+    """20 snapshots of one DV each, and 20 snapshots of which the last holds 400 DVs of 400
+    data files: the pages differ only by the digits of the counts charted."""
+    sizes = []
+    for name, dvs, carry in (("few", 1, False), ("many", 20, True)):
+        dv_table(tmp_path / name, snapshots=20, dvs_per_snapshot=dvs, carry=carry).finish()
+        page = tmp_path / f"{name}.html"
+        write_page("--all-snapshots", "--html", str(page), str(tmp_path / name))
+        sizes.append(page.stat().st_size)
+    assert 0 <= sizes[1] - sizes[0] <= 20 * 5 * 3  # 5 counts, at most 3 more digits each
+    assert sizes[1] <= size_bound(20, columns=0)
+
+
+def test_long_texts_are_clipped() -> None:
+    """Finding messages and operations, the page's only texts per finding and per snapshot."""
+    assert _clip("x" * 16, 16) == "x" * 16
+    assert _clip("x" * 17, 16) == "x" * 15 + "…"
 
 
 def test_page_to_an_object_store_is_create_only(tmp_path: Path, s3_server: S3Server) -> None:

@@ -11,9 +11,13 @@ own), with a strip marking where Spark and where Trino find none; statistics fre
 Hovering a point shows the snapshot ID, operation and commit time. Below: the findings, each
 linked to its snapshot's row in the snapshot list.
 
-Size is bounded: about 60 KB fixed, plus per snapshot about 120 bytes and 8 bytes per charted
-column, per listed finding about 300 bytes; at most :data:`MAX_COLUMNS` columns are charted
-and :data:`MAX_FINDINGS` findings listed per table (the page says how many more there are).
+Size is bounded by snapshots and charted columns, never by data files or DVs (only their
+counts per snapshot are charted): at most 64 KiB fixed, plus per table its paths, per
+snapshot at most 400 bytes (its operation cut at :data:`MAX_OPERATION` characters) and 21
+bytes per charted column (about 80 and 8 in practice), per listed finding at most
+:data:`MAX_MESSAGE` characters of message and about 100 bytes more; at most
+:data:`MAX_COLUMNS` columns are charted and :data:`MAX_FINDINGS` findings listed per table
+(the page says how many more there are).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from puffin_cli.format.findings import Severity
 
 MAX_COLUMNS = 32
 MAX_FINDINGS = 1000
+MAX_MESSAGE = 500  # characters of a listed finding's message (longer ones end in "…")
+MAX_OPERATION = 16  # characters of a snapshot's operation (the spec's are at most 9)
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
@@ -49,6 +55,10 @@ def _ndv_columns(views: tuple[SnapshotView, ...]) -> tuple[list[tuple[int, str]]
                     names.setdefault(blob.fields[0], blob.columns[0] or f"field {blob.fields[0]}")
     ordered = sorted(names.items())
     return ordered[:MAX_COLUMNS], files, max(len(ordered) - MAX_COLUMNS, 0)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _table_data(table: TableReport) -> dict[str, Any]:
@@ -83,7 +93,8 @@ def _table_data(table: TableReport) -> dict[str, Any]:
         sid = found.facts.snapshot_id if found.facts is not None else None
         if sid in per_snapshot:
             per_snapshot[sid] += 1
-    listed = [{"severity": f.severity.value, "code": f.code, "message": f.message,
+    listed = [{"severity": f.severity.value, "code": f.code,
+               "message": _clip(f.message, MAX_MESSAGE),
                "snapshot": None if f.facts is None or f.facts.snapshot_id is None
                else str(f.facts.snapshot_id)} for f in findings[:MAX_FINDINGS]]
     return {
@@ -94,7 +105,7 @@ def _table_data(table: TableReport) -> dict[str, Any]:
         "current": [v.current for v in views],
         "seq": [v.sequence_number for v in views],
         "time": [v.timestamp_ms for v in views],
-        "op": [v.operation or "" for v in views],
+        "op": [_clip(v.operation or "", MAX_OPERATION) for v in views],
         "rows": [v.totals.data_rows for v in views],
         "deleted": [v.totals.deleted_rows for v in views],
         "removed": [v.removed_rows for v in views],
