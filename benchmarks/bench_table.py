@@ -14,13 +14,22 @@ earlier manifests (6,000 DVs; 903,000 snapshot-DV pairs; 600 manifests). `table
 output size, against a bare fastavro read of every Avro file of the table once in the same
 run (the floor: reading the manifests at all). Before issue 12 the human form took 2 min 32 s
 and printed ~1 million lines, and `--json` wrote 463 MB.
+
+Issue 30's page: `table --all-snapshots --html` of the independent table (1,000 snapshots,
+10,000 DVs): wall time against `--json` of the same snapshots, the page's size, and (where
+Chromium is installed; the rows are left out otherwise) the time headless Chromium takes to
+load and render it offline (tests/browser.py) against loading an empty page, i.e. the
+browser's own start-up.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from common import PUFFIN, median_wall, run_measured
@@ -82,6 +91,41 @@ def warehouse_rows(tmp: Path) -> list[tuple[str, float, str]]:
     return rows
 
 
+def _browser_load(page: Path) -> float:
+    """Median wall seconds of headless Chromium loading ``page`` and running its scripts."""
+    from browser import dump_dom
+
+    def once() -> float:
+        started = time.perf_counter()
+        dom = dump_dom(page)
+        elapsed = time.perf_counter() - started
+        if page.name != "empty.html" and 'data-ready="1"' not in dom:
+            raise RuntimeError(f"{page}: its scripts did not finish")
+        return elapsed
+    return statistics.median(once() for _ in range(3))
+
+
+def page_rows(table: Path, tmp: Path) -> list[tuple[str, float, str]]:
+    page = tmp / "history.html"
+    html = [*PUFFIN, "table", "--all-snapshots", "--force", "--html", str(page), str(table)]
+    wall = median_wall(html, repeat=3)
+    json_wall = median_wall([*PUFFIN, "table", "--all-snapshots", "--json", str(table)],
+                            repeat=3)
+    rows = [("independent: --all-snapshots --html, wall", wall, "s"),
+            ("independent: --all-snapshots --html, wall / --json", wall / json_wall, "x"),
+            ("independent: --all-snapshots --html, page size", page.stat().st_size / 1024,
+             "KiB")]
+    if shutil.which("chromium") is None:
+        return rows  # no browser here: the load rows are left out
+    empty = tmp / "empty.html"
+    empty.write_text("<!DOCTYPE html><html><body><main></main></body></html>\n",
+                     encoding="utf-8")
+    load, baseline = _browser_load(page), _browser_load(empty)
+    rows.append(("independent: page load in headless Chromium", load, "s"))
+    rows.append(("independent: page load / empty page load", load / baseline, "x"))
+    return rows
+
+
 def run(tmp: Path) -> list[tuple[str, float, str]]:
     rows: list[tuple[str, float, str]] = warehouse_rows(tmp)
     for label, carry in (("independent", False), ("carried", True)):
@@ -100,4 +144,5 @@ def run(tmp: Path) -> list[tuple[str, float, str]]:
                          median_wall(every, repeat=1), "s"))
             rows.append((f"{label}: --all-snapshots, manifest files opened",
                          float(_manifests_read(every)), "files"))
+            rows.extend(page_rows(table, tmp))
     return rows
