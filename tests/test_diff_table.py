@@ -331,3 +331,98 @@ def test_terminal_gets_fitted_colour_lines_and_a_pipe_whole_ones(stats_table: Pa
     assert done.returncode == 1 and b"\x1b" not in done.stdout
     assert len(f"table {stats_table}") > 60  # folded on the terminal, whole on the pipe
     assert f"table {stats_table}" in done.stdout.decode().splitlines()
+
+
+def _with_partition_statistics(root: Path, snapshot_ids: list[int]) -> None:
+    """Register for each of ``snapshot_ids`` the partition statistics file Iceberg would
+    compute for it (written as Iceberg 1.10 writes them, committed as Iceberg commits)."""
+    from puffin_cli.analysis.partition_stats.compute import compute_full
+    from puffin_cli.analysis.partition_stats.model import unified_partition_type
+    from puffin_cli.analysis.partition_stats.parquet import write_rows
+    from puffin_cli.analysis.table.commit import commit, table_requirements
+    from puffin_cli.analysis.table.loading import Table
+    from puffin_cli.analysis.table.updates import (
+        PartitionStatisticsFileEntry,
+        SetPartitionStatistics,
+        TableChange,
+    )
+    from puffin_cli.storage import FileIO
+
+    for snapshot_id in snapshot_ids:
+        loaded = Table.load(root, fileio=FileIO())
+        snapshot = loaded.snapshot(snapshot_id)
+        assert snapshot is not None
+        path = root / "metadata" / f"partition-stats-{snapshot_id}.parquet"
+        size = write_rows(str(path), compute_full(loaded, snapshot),
+                          unified_partition_type(loaded.metadata),
+                          loaded.metadata.format_version, fileio=FileIO())
+        entry = PartitionStatisticsFileEntry(snapshot_id, str(path), size)
+        commit(loaded, lambda base, entry=entry: TableChange(
+            table_requirements(base), (SetPartitionStatistics(entry),)))
+
+
+@pytest.fixture
+def partitioned_table(tmp_path: Path) -> Path:
+    """1001: a file in part 0 and one in part 1; 1002 adds a file to part 1 and one in part 2;
+    1003 appends to part 0. 1001 and 1002 have partition statistics files, 1003 none."""
+    b = TableBuilder(tmp_path / "t")
+    first = b.manifest([data_entry(b.uri("data/p0.parquet"), 0, 10),
+                        data_entry(b.uri("data/p1.parquet"), 1, 20)], 0)
+    b.snapshot([(first, 0, 1)])
+    second = b.manifest([data_entry(b.uri("data/p1b.parquet"), 1, 5),
+                         data_entry(b.uri("data/p2.parquet"), 2, 7)], 0)
+    b.snapshot([(first, 0, 1), (second, 0, 2)])
+    third = b.manifest([data_entry(b.uri("data/p0b.parquet"), 0, 3)], 0)
+    b.snapshot([(first, 0, 1), (second, 0, 2), (third, 0, 3)])
+    b.finish()
+    _with_partition_statistics(b.root, [1001, 1002])
+    return b.root
+
+
+def test_partition_statistics_changes_per_partition(partitioned_table: Path) -> None:
+    code, doc = diff_json("--from", "1001", "--to", "1002", str(partitioned_table))
+    parts = doc["partition-statistics"]
+    assert code == 1
+    assert (Path(parts["path-from"]).name, Path(parts["path-to"]).name) == (
+        "partition-stats-1001.parquet", "partition-stats-1002.parquet")
+    assert (parts["partitions-changed"], parts["changes-omitted"], parts["problem"]) == (2, 0,
+                                                                                           None)
+    assert parts["changes"] == [
+        {"spec-id": 0, "partition": {"part": 1}, "rows-from": 20, "rows-to": 25,
+         "files-from": 1, "files-to": 2},
+        {"spec-id": 0, "partition": {"part": 2}, "rows-from": None, "rows-to": 7,
+         "files-from": None, "files-to": 1}]
+    # the counts are those of the files `table` lists for each snapshot
+    for side in ("from", "to"):
+        view = table_snapshot(partitioned_table, doc[f"{side}-snapshot"]["snapshot-id"])
+        assert [p["path"] for p in view["partition-statistics"]] == [parts[f"path-{side}"]]
+    # --limit bounds the list; the others are counted
+    _code, limited = diff_json("--limit", "1", "--from", "1001", "--to", "1002",
+                               str(partitioned_table))
+    assert [c["partition"] for c in limited["partition-statistics"]["changes"]] == [{"part": 1}]
+    assert limited["partition-statistics"]["changes-omitted"] == 1
+    human = run("--limit", "1", "--from", "1001", "--to", "1002", str(partitioned_table)).stdout
+    assert "partition statistics" in human and "{part=1}" in human and "{part=2}" not in human
+    assert "1 more partition (--limit shows more)" in human
+
+
+def test_partition_statistics_at_one_end_only(partitioned_table: Path) -> None:
+    _code, doc = diff_json(str(partitioned_table))  # 1002 -> 1003: none at 1003
+    parts = doc["partition-statistics"]
+    assert Path(parts["path-from"]).name == "partition-stats-1002.parquet"
+    assert (parts["path-to"], parts["partitions-changed"], parts["changes"]) == (None, 0, [])
+    human = run(str(partitioned_table)).stdout
+    assert "partition statistics" in human and "to   none" in human
+    # the same file at both ends: nothing changed
+    _code, same = diff_json("--from", "1002", "--to", "1002", str(partitioned_table))
+    assert (same["partition-statistics"]["partitions-changed"], same["same"]) == (0, True)
+
+
+def test_an_unreadable_partition_statistics_file_is_named(partitioned_table: Path) -> None:
+    (partitioned_table / "metadata" / "partition-stats-1001.parquet").write_bytes(b"not parquet")
+    result = run("--from", "1001", "--to", "1002", str(partitioned_table))
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "not a readable Parquet file" in result.stdout
+    _code, doc = diff_json("--from", "1001", "--to", "1002", str(partitioned_table))
+    problem = doc["partition-statistics"]["problem"]
+    assert "partition-stats-1001.parquet" in problem and "Parquet" in problem

@@ -38,7 +38,8 @@ _METADATA_SUFFIXES = (".metadata.json", ".metadata.json.gz")
 @relocate_option
 @click.option("--limit", type=DecimalInt(min=0), default=DEFAULT_LIMIT, show_default=True,
               help="Ranges of positions shown per deletion vector for those only in A and "
-                   "only in B; for a TABLE, data files whose deletion vectors changed.")
+                   "only in B; for a TABLE, data files whose deletion vectors changed and "
+                   "partitions whose partition statistics changed.")
 @json_option
 @max_blob_size_option
 @io_option
@@ -50,11 +51,12 @@ def diff(ctx: click.Context, files: tuple[str, ...], from_ref: str | None, to_re
 
     With one TABLE (a table directory, a *.metadata.json file, or with --catalog a
     NAMESPACE.TABLE): from the --from snapshot to the --to snapshot (default: the current
-    snapshot's parent to the current snapshot), from the metadata and manifests only: live
+    snapshot's parent to the current snapshot), from the metadata and manifests: live
     data files and rows added and removed; deletion vectors added, grown, replaced and removed
     (positions per data file) and the rows they delete; per engine (Spark, Trino) the
     statistics file each end uses (current, stale: an ancestor's, or missing) and per column
-    its NDV and the change.
+    its NDV and the change; the partition statistics file of each end and, when both have
+    one, the partitions whose rows or files changed.
 
     With two Puffin files A B: blobs are matched by type, fields and referenced data file, not
     by index. For each pair: the blob metadata (snapshot ID, sequence number, codec, properties)

@@ -5,8 +5,9 @@ The table, the two snapshots (ID, commit time UTC, operation), then each count `
 with what was added and removed: live data files, rows, deletion vectors (how many data files'
 DVs were added, grown, replaced, removed) and the rows they delete, other delete files; the data
 files whose DVs changed (the first ``--limit``); per engine the statistics file at each end
-(current, stale, missing) and per column the NDVs and the change. The last line says whether the
-snapshots are the same.
+(current, stale, missing) and per column the NDVs and the change; the partition statistics file at
+each end and the partitions whose rows or files changed (the first ``--limit``). The last line
+says whether the snapshots are the same.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rich.text import Text
 from puffin_cli.analysis.table.diff import (
     STATS_CURRENT,
     DiffEnd,
+    PartitionStatisticsDiff,
     StatisticsDiff,
     TableDiff,
 )
@@ -73,6 +75,34 @@ def _statistics(console: Console, diff: StatisticsDiff, paths: TablePaths) -> No
         layout.print_folded(console, line, _INDENT * 2)
 
 
+def _partition_statistics(console: Console, diff: PartitionStatisticsDiff,
+                          paths: TablePaths) -> None:
+    if diff.path_from is None and diff.path_to is None:
+        return
+    layout.print_line(console, Text("partition statistics", style="bold"))
+    for label, path in (("from ", diff.path_from), ("to   ", diff.path_to)):
+        layout.print_folded(console, Text.assemble(
+            label, ("none", "red") if path is None else paths.short(path)), _INDENT)
+    if diff.problem is not None:
+        layout.print_folded(console, Text(diff.problem, style="red"), _INDENT)
+        return
+    if diff.path_from is None or diff.path_to is None:
+        return
+    if not diff.partitions_changed:
+        layout.print_folded(console, "no partition's rows or files changed", _INDENT)
+        return
+    rows = [["partition", "spec", "rows from", "rows to", "files from", "files to"]]
+    for change in diff.changes:
+        partition = "{" + ", ".join(f"{k}={v}" for k, v in change.partition.items()) + "}"
+        rows.append([partition, str(change.spec_id), _ndv(change.rows_from),
+                     _ndv(change.rows_to), _ndv(change.files_from), _ndv(change.files_to)])
+    for line in layout.columns(rows, right={1, 2, 3, 4, 5}):
+        layout.print_folded(console, line, _INDENT * 2)
+    if diff.changes_omitted:
+        layout.print_folded(console, f"... {plural(diff.changes_omitted, 'more partition')}"
+                            " (--limit shows more)", _INDENT, style="dim")
+
+
 def render_human(diff: TableDiff, console: Console) -> None:
     a, b = diff.from_snapshot, diff.to_snapshot
     paths = TablePaths(diff.location, diff.path)
@@ -106,6 +136,7 @@ def render_human(diff: TableDiff, console: Console) -> None:
     layout.print_line(console, Text("statistics", style="bold"))
     for engine in diff.statistics:
         _statistics(console, engine, paths)
+    _partition_statistics(console, diff.partition_statistics, paths)
     if diff.same:
         layout.print_line(console, Text("the same", style="bold green"))
     else:

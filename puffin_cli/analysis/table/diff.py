@@ -1,5 +1,6 @@
 """``puffin diff TABLE``: what changed between two snapshots of one table, from its metadata
-and manifests only (no data file, DV or statistics file is opened).
+and manifests (no data file, DV or Puffin statistics file is opened) and the partition
+statistics files registered for the two snapshots.
 
 - The ends (:func:`resolve_ref`): a snapshot ID, a branch or tag name, or a time (the snapshot
   that was current then). By default the current snapshot and its parent; ``--from`` alone
@@ -16,6 +17,11 @@ and manifests only (no data file, DV or statistics file is opened).
   (:class:`.statistics.StatisticsView`) and whether it is the snapshot's own (``current``),
   an ancestor's (``stale``, Trino only) or there is none (``missing``), and per column the NDV
   read at each end and the change.
+- Partition statistics (:func:`_partition_statistics`): the file the metadata's
+  ``partition-statistics`` registers for each snapshot (``None``: none) and, when both ends
+  have a readable one, per partition (spec ID and partition tuple) the data rows and data
+  files at each end where they differ. A partition's row with zero counts is the same as no
+  row (what Iceberg's incremental compute leaves when a partition's files are all removed).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Any
 
 from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.loading import Table
@@ -131,6 +138,36 @@ class StatisticsDiff:
 
 
 @dataclass(frozen=True)
+class PartitionChange:
+    """One partition whose counts differ between the ends' partition statistics files: its
+    spec ID, partition (field name -> value) and the data rows and files at each end
+    (``None``: no row for it there)."""
+
+    spec_id: int
+    partition: dict[str, Any]
+    rows_from: int | None
+    rows_to: int | None
+    files_from: int | None
+    files_to: int | None
+
+
+@dataclass(frozen=True)
+class PartitionStatisticsDiff:
+    """The partition statistics file registered for each end (``None``: none) and, when both
+    are there and readable, the partitions whose data rows or files differ: how many
+    (``partitions_changed``), the first ``--limit`` (by partition) in ``changes``, the others
+    counted in ``changes_omitted``; ``problem``: why the files could not be compared (a file
+    Iceberg cannot read), else ``None``."""
+
+    path_from: str | None
+    path_to: str | None
+    partitions_changed: int
+    changes: tuple[PartitionChange, ...]
+    changes_omitted: int
+    problem: str | None
+
+
+@dataclass(frozen=True)
 class TableDiff:
     """``puffin diff TABLE``'s result. ``same``: the ends have the same live files and every
     engine the same statistics file and NDVs (exit 0; else exit 1). ``path`` is the table's
@@ -149,6 +186,7 @@ class TableDiff:
     deletes: DeletesDiff
     statistics: tuple[StatisticsDiff, ...]
     manifests_read: int
+    partition_statistics: PartitionStatisticsDiff
 
 
 def resolve_ref(table: Table, ref: str) -> Snapshot:
@@ -253,7 +291,8 @@ def diff_table(table: Table, *, name: str, from_ref: str | None = None,
                 or changes.deletes_removed) and all(s.same for s in statistics)
     return TableDiff(name, table.metadata_file, table.table_dir, table.metadata.location,
                      same, _end(from_ref, base, before), _end(to_ref, target, after), data,
-                     deletes, statistics, reader.files_opened)
+                     deletes, statistics, reader.files_opened,
+                     _partition_statistics(table, base, target, limit))
 
 
 def _positions(dvs: Iterable[ContentFile]) -> int:
@@ -312,3 +351,52 @@ def _state(statistics: EngineStatistics | None) -> str:
     if statistics is None or statistics.entry is None:
         return STATS_MISSING
     return STATS_STALE if statistics.stale else STATS_CURRENT
+
+
+def _partition_file(table: Table, snapshot: Snapshot | None) -> str | None:
+    if snapshot is None:
+        return None
+    return next((e.path for e in table.metadata.partition_statistics
+                 if e.snapshot_id == snapshot.snapshot_id), None)
+
+
+def _partition_statistics(table: Table, base: Snapshot | None, target: Snapshot,
+                          limit: int) -> PartitionStatisticsDiff:
+    """The partition statistics of the ends compared (module docstring); at most ``limit``
+    changed partitions listed."""
+    path_from, path_to = _partition_file(table, base), _partition_file(table, target)
+    if path_from is None or path_to is None:
+        return PartitionStatisticsDiff(path_from, path_to, 0, (), 0, None)
+    from puffin_cli.analysis.partition_stats.checks import partition_values
+    from puffin_cli.analysis.partition_stats.model import sort_key, unified_partition_type
+    from puffin_cli.analysis.partition_stats.parquet import read_rows
+
+    counts: list[dict[tuple[int, tuple[Any, ...]], tuple[int, int]]] = []
+    try:
+        unified = unified_partition_type(table.metadata)
+        for path in (path_from, path_to):
+            counts.append({
+                r.key: (r.data_record_count, r.data_file_count)
+                for r in read_rows(table.resolve(path), unified, table.metadata.format_version,
+                                   fileio=table.fileio)
+                if r.data_record_count or r.data_file_count})
+    except PuffinError as exc:
+        where = f"{exc.path}: " if exc.path else ""
+        return PartitionStatisticsDiff(path_from, path_to, 0, (), 0, where + exc.message)
+    old, new = counts
+    key = sort_key(unified)
+    changed = sorted((k for k in old.keys() | new.keys() if old.get(k) != new.get(k)),
+                     key=lambda k: (key(k[1]), k[0]))
+    changes = tuple(
+        PartitionChange(spec_id, partition_values(unified, partition),
+                        *_pair(old.get((spec_id, partition)), new.get((spec_id, partition))))
+        for spec_id, partition in changed[:limit])
+    return PartitionStatisticsDiff(path_from, path_to, len(changed), changes,
+                                   max(len(changed) - limit, 0), None)
+
+
+def _pair(a: tuple[int, int] | None, b: tuple[int, int] | None
+          ) -> tuple[int | None, int | None, int | None, int | None]:
+    """rows from, rows to, files from, files to."""
+    return (None if a is None else a[0], None if b is None else b[0],
+            None if a is None else a[1], None if b is None else b[1])
