@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +93,8 @@ def test_replace_a_dv_keeps_other_manifests_and_numbers(tmp_path: Path) -> None:
     assert (after[target].content_offset, after[target].content_size) == \
         (new.content_offset, new.content_size)
     # the other DVs are untouched (one moved to the rewritten manifest, as EXISTING)
-    assert {k: replace(v, manifest="") for k, v in after.items() if k != target} == \
-        {k: replace(v, manifest="") for k, v in before.items() if k != target}
+    assert {k: v.replace(manifest="") for k, v in after.items() if k != target} == \
+        {k: v.replace(manifest="") for k, v in before.items() if k != target}
     snapshot = after_table.current_snapshot()
     assert snapshot is not None and snapshot.parent_id == parent.snapshot_id
     assert (snapshot.sequence_number, snapshot.operation) == (parent.sequence_number + 1,

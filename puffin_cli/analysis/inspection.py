@@ -40,8 +40,14 @@ def _is_paimon_blob(location: str, fileio: FileIO) -> bool:
 
 
 def _is_parquet(location: str, fileio: FileIO) -> bool:
-    """A Parquet file: a partition statistics file (read by analysis/partition_stats)."""
+    """A Parquet file: a partition statistics file (read by analysis/partition_stats). A
+    file named as a Paimon BLOB file is not sniffed (on an object store that costs two
+    requests)."""
     from puffin_cli.analysis.partition_stats.inspection import is_parquet
+    from puffin_cli.format.paimon_blob.spec import SUFFIX
+
+    if location.endswith(SUFFIX):
+        return False
 
     return is_parquet(location, fileio)
 

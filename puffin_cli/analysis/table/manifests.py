@@ -178,6 +178,13 @@ class ContentFile:
     def _fields(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in CONTENT_FILE_FIELDS)
 
+    def replace(self, **changes: Any) -> ContentFile:
+        """A copy with ``changes`` (fields named as the constructor names them), as
+        ``dataclasses.replace`` makes one of a dataclass."""
+        fields = dict(zip(CONTENT_FILE_FIELDS, self._fields(), strict=True))
+        fields.update(changes)
+        return ContentFile(**fields)
+
     def __eq__(self, other: object) -> bool:
         if type(other) is not ContentFile:
             return NotImplemented
