@@ -232,13 +232,14 @@ class ManifestReader:
 
     def _raw_records(self, location: str, what: str) -> Iterator[Any]:
         """The records of one Avro file as fastavro decodes them (:meth:`_containers`)."""
-        for _first, _count, container in self._containers(location, what):
+        for _first, _count, container, _schema in self._containers(location, what):
             yield from _decoded(location, container)
 
-    def _containers(self, location: str, what: str) -> Iterator[tuple[int, int, bytes]]:
+    def _containers(self, location: str, what: str
+                    ) -> Iterator[tuple[int, int, bytes, Any]]:
         """One Avro file as uncompressed containers of whole blocks (``AvroFile.containers``),
-        each with the index of its first record and its record count; every block within
-        :data:`MAX_AVRO_BLOCK` bytes, stored and inflated."""
+        each with the index of its first record, its record count and the file's schema;
+        every block within :data:`MAX_AVRO_BLOCK` bytes, stored and inflated."""
         local = self.mapper.resolve(location)
         opened = ExitStack()
         try:
@@ -249,13 +250,14 @@ class ManifestReader:
         with self._count:
             self.files_opened += 1
         with opened:
-            def avro() -> Iterator[tuple[int, bytes]]:
-                yield from AvroFile(handle, limit=MAX_AVRO_BLOCK, what=what,
-                                    code="table.manifest").containers(BATCH_BYTES)
+            def avro() -> Iterator[tuple[int, bytes, Any]]:
+                read = AvroFile(handle, limit=MAX_AVRO_BLOCK, what=what, code="table.manifest")
+                for count, container in read.containers(BATCH_BYTES):
+                    yield count, container, read.schema
 
             first = 0
-            for count, container in _guarded(location, avro()):
-                yield first, count, container
+            for count, container, schema in _guarded(location, avro()):
+                yield first, count, container, schema
                 first += count
 
     def manifest_files(self, snapshot: Snapshot) -> list[ManifestFile]:
@@ -288,9 +290,13 @@ class ManifestReader:
         other goes through :meth:`_checked_entry`, which names what is wrong. Entries of one
         partition share one partition dict."""
         partitions: dict[tuple[Any, ...], dict[str, Any]] = {}
-        for first, count, container in self._containers(manifest.path, "manifest"):
+        shape: Any = _CHECK  # the schema's _Shape, worked out at the first big container
+        for first, count, container, schema in self._containers(manifest.path, "manifest"):
             if count >= COLUMNAR_RECORDS:
-                entries = _columnar_entries(container, manifest, partitions)
+                if shape is _CHECK:
+                    shape = _shape(schema)
+                entries = None if shape is None else \
+                    _columnar_entries(container, shape, manifest, partitions)
                 if entries is not None:
                     yield from entries
                     continue
@@ -661,15 +667,12 @@ def _shape(schema: Any) -> _Shape | None:
     return _Shape(tuple(entry), tuple(read), tuple(names))
 
 
-def _columnar_entries(container: bytes, manifest: ManifestFile,
+def _columnar_entries(container: bytes, shape: _Shape, manifest: ManifestFile,
                       partitions: dict[tuple[Any, ...], dict[str, Any]]
                       ) -> list[ContentFile] | None:
-    """The live entries of an uncompressed manifest container decoded by columns, exactly
-    as :func:`_plain_entry` reads them; ``None`` when the columnar decode does not apply
-    (see above) and the container is to be read record by record."""
-    shape = _shape(_container_schema(container))
-    if shape is None:
-        return None
+    """The live entries of an uncompressed manifest container of schema ``shape`` decoded
+    by columns, exactly as :func:`_plain_entry` reads them; ``None`` when the columnar
+    decode does not apply (see above) and the container is to be read record by record."""
     import polars as pl
 
     try:
@@ -689,11 +692,6 @@ def _columnar_entries(container: bytes, manifest: ManifestFile,
     except (Exception, pl.exceptions.PanicException):  # polars' errors and its panics
         return None
     return _entries_of(values, keys, shape.partition, manifest, partitions, frame.height)
-
-
-def _container_schema(container: bytes) -> Any:
-    """The writer's schema of a container :meth:`AvroFile.containers` built."""
-    return AvroFile(io.BytesIO(container), limit=len(container)).schema
 
 
 def _plain_columns(frame: Any, pl: Any) -> bool:
