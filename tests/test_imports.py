@@ -44,7 +44,7 @@ def test_json_metadata_only_imports_no_typing_and_no_table_facts() -> None:
     reading a footer makes findings, never facts."""
     probe = ("import sys\nfrom puffin_cli.cli.main import main\ntry:\n    main(sys.argv[1:])\n"
              "except SystemExit:\n    pass\n"
-             "print(sorted({'typing', 'puffin_cli.format.facts'} & set(sys.modules)), "
+             "print(sorted({'typing', 'puffin_cli.analysis.table.facts'} & set(sys.modules)), "
              "file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", probe, "inspect", "--json", "--no-decode",
                            str(SAMPLES / "stats.puffin")], capture_output=True, text=True,

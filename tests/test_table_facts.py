@@ -16,9 +16,9 @@ from click.testing import CliRunner
 from helpers import run_main
 from tables.synthetic import TableBuilder, data_entry, dv_entry
 
+from puffin_cli.analysis.table.facts import DATA, DELETES, Duplicate, FileRef, Mismatch, Orphan
 from puffin_cli.analysis.table.walk import analyze_path
 from puffin_cli.cli.main import cli
-from puffin_cli.format.facts import DATA, DELETES, Duplicate, FileRef, Mismatch, Orphan
 from puffin_cli.storage import FileIO
 
 LOCATION = "s3://bucket/warehouse/db/t"

@@ -3,18 +3,15 @@
 
 A file's own checks (``validate``) say what they found in ``message``; the file is the one
 checked. ``table``'s findings involve files the table metadata names (a statistics file, a
-deletion vector's delete file and its data file), so they carry typed facts
-(:mod:`puffin_cli.format.facts`), from which their ``message`` is rendered (:func:`finding`).
+deletion vector's delete file and its data file), so they also carry typed facts, defined with
+the table analysis that makes them (:mod:`puffin_cli.analysis.table.facts`): this layer reads
+bytes and knows no table.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-
-TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
-if TYPE_CHECKING:
-    from puffin_cli.format.facts import Facts
 
 
 class Severity(str, Enum):
@@ -29,8 +26,9 @@ class Finding:
 
     ``code`` is stable (``family.detail``, e.g. ``dv.crc``); ``offset`` is an absolute byte
     offset in the file when one applies; ``blob_index`` the footer index of the blob concerned;
-    ``facts`` what a table finding is about (its ``message`` is rendered from them:
-    :func:`finding`).
+    ``facts`` what a table finding is about (its ``message`` is rendered from them;
+    ``None`` for a file's own findings): an ``analysis.table.facts.Facts``, read there with
+    ``facts_of``.
     """
 
     code: str
@@ -38,7 +36,7 @@ class Finding:
     message: str
     offset: int | None = None
     blob_index: int | None = None
-    facts: Facts | None = None
+    facts: object = None
 
     @property
     def where(self) -> str:
@@ -50,8 +48,3 @@ class Finding:
             parts.append(f"byte {self.offset}")
         return ", ".join(parts)
 
-
-def finding(code: str, facts: Facts, severity: Severity = Severity.ERROR,
-            offset: int | None = None, blob_index: int | None = None) -> Finding:
-    """A finding about ``facts``, its message rendered from them."""
-    return Finding(code, severity, facts.message(), offset, blob_index, facts)

@@ -27,8 +27,9 @@ import json
 from importlib import resources
 from typing import Any
 
+from puffin_cli.analysis.table.facts import facts_of
 from puffin_cli.analysis.table.report import SnapshotView, StatisticsFile, TableReport, TablesReport
-from puffin_cli.format.findings import Severity
+from puffin_cli.format.findings import Finding, Severity
 
 MAX_COLUMNS = 32
 MAX_FINDINGS = 1000
@@ -61,6 +62,11 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def _snapshot_of(found: Finding) -> int | None:
+    facts = facts_of(found)
+    return None if facts is None else facts.snapshot_id
+
+
 def _table_data(table: TableReport) -> dict[str, Any]:
     views = table.snapshots
     columns, files, columns_left_out = _ndv_columns(views)
@@ -90,13 +96,13 @@ def _table_data(table: TableReport) -> dict[str, Any]:
     findings = sorted(table.findings, key=lambda f: _SEVERITY_ORDER[f.severity])
     per_snapshot = {v.snapshot_id: 0 for v in views}
     for found in findings:
-        sid = found.facts.snapshot_id if found.facts is not None else None
+        sid = _snapshot_of(found)
         if sid in per_snapshot:
             per_snapshot[sid] += 1
     listed = [{"severity": f.severity.value, "code": f.code,
                "message": _clip(f.message, MAX_MESSAGE),
-               "snapshot": None if f.facts is None or f.facts.snapshot_id is None
-               else str(f.facts.snapshot_id)} for f in findings[:MAX_FINDINGS]]
+               "snapshot": None if (sid := _snapshot_of(f)) is None else str(sid)}
+              for f in findings[:MAX_FINDINGS]]
     return {
         "path": table.path, "metadata": table.metadata_file,
         "format": table.format_version, "errors": table.errors, "warnings": table.warnings,

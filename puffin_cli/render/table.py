@@ -32,6 +32,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from puffin_cli.analysis.table.facts import facts_of
 from puffin_cli.analysis.table.metadata import normalize_location
 from puffin_cli.analysis.table.report import DeletionVector, SnapshotView, TableReport, TablesReport
 from puffin_cli.analysis.table.walk import Progress, TableWalk
@@ -147,7 +148,7 @@ def github(report: TablesReport, console: Console) -> None:
     out = console.file
     for table in report.tables:
         for finding in table.findings:
-            facts = finding.facts
+            facts = facts_of(finding)
             where = (facts.local_path or facts.path) if facts is not None else None
             out.write(annotation(where or table.metadata_file or table.path, finding) + "\n")
     errors = sum(t.errors for t in report.tables)

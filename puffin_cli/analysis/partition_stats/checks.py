@@ -39,10 +39,10 @@ from puffin_cli.analysis.partition_stats.model import (
     value_text,
 )
 from puffin_cli.analysis.partition_stats.parquet import LAYOUT_1_9, LAYOUT_UNKNOWN, read_file
+from puffin_cli.analysis.table.facts import PartitionStatsIssue
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import PartitionStatisticsEntry
 from puffin_cli.errors import PuffinError
-from puffin_cli.format.facts import PartitionStatsIssue
 from puffin_cli.format.findings import Severity
 
 Add = Callable[[str, PartitionStatsIssue, Severity], None]

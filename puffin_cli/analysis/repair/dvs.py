@@ -42,6 +42,15 @@ from typing import Any
 
 from puffin_cli.analysis import dv_containers
 from puffin_cli.analysis.repair.model import Repair, Unrepairable
+from puffin_cli.analysis.table.facts import (
+    ABOUT_DV,
+    Container,
+    Duplicate,
+    Facts,
+    Mismatch,
+    detail_of,
+    facts_of,
+)
 from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.manifests import ContentFile
@@ -52,7 +61,6 @@ from puffin_cli.blobs.deletion_vector import (
     encode_deletion_vector,
 )
 from puffin_cli.errors import PuffinError
-from puffin_cli.format.facts import ABOUT_DV, Container, Duplicate, Facts, Mismatch
 from puffin_cli.format.findings import Finding
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE, DV_BLOB_TYPE, ROW_POSITION_FIELD_ID
 from puffin_cli.format.writer import PuffinWriter
@@ -116,7 +124,7 @@ def _unreadable(findings: Sequence[Finding]) -> dict[_DvKey, str]:
     """DV entry -> why its positions cannot be read (the first such finding's message)."""
     out: dict[_DvKey, str] = {}
     for found in findings:
-        facts = found.facts
+        facts = facts_of(found)
         if found.code not in _UNREADABLE or facts is None or facts.about != ABOUT_DV:
             continue
         if _is_bare(found):
@@ -128,7 +136,7 @@ def _unreadable(findings: Sequence[Finding]) -> dict[_DvKey, str]:
 
 
 def _is_bare(found: Finding) -> bool:
-    detail = None if found.facts is None else found.facts.detail
+    detail = detail_of(found)
     return found.code == CONTAINER_CODE and isinstance(detail, Container) and \
         detail.container == dv_containers.BARE_DV and detail.problem is None
 
@@ -138,7 +146,7 @@ def is_dv_finding(found: Finding) -> bool:
     duplicate, a bare DV, a ``referenced-data-file`` that differs or is missing. Every other
     DV finding (a container that does not decode, Delta's or Paimon's, a wrong record count,
     ...) has no repair here."""
-    detail = None if found.facts is None else found.facts.detail
+    detail = detail_of(found)
     return (found.code == DUPLICATE_CODE and isinstance(detail, Duplicate)) or _is_bare(found) \
         or (found.code == REFERENCED_FILE_CODE and detail is not None)
 
@@ -226,7 +234,7 @@ def plan_dv_repairs(table: Table, findings: Sequence[Finding], *,
     snapshot's manifests and the positions of every DV a repair rewrites (within
     ``max_blob_size``); writes nothing."""
     plan = _Plan(table, findings, max_blob_size)
-    chosen = [(f, f.facts) for f in findings if f.facts is not None]
+    chosen = [(f, facts) for f in findings if (facts := facts_of(f)) is not None]
     for found, facts in chosen:  # merges first: they take in the other repairs of a data file
         if found.code == DUPLICATE_CODE and isinstance(facts.detail, Duplicate):
             plan.merge(found, facts)

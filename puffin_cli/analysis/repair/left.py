@@ -19,17 +19,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from puffin_cli.analysis.repair.model import Unrepairable
-from puffin_cli.analysis.table.live import LiveFiles
-from puffin_cli.analysis.table.loading import Table
-from puffin_cli.analysis.table.report import SnapshotView
-from puffin_cli.format.facts import (
+from puffin_cli.analysis.table.facts import (
     ABOUT_DV,
     DELETES,
     STATISTICS,
     Absent,
     Container,
     FileProblem,
+    detail_of,
+    facts_of,
 )
+from puffin_cli.analysis.table.live import LiveFiles
+from puffin_cli.analysis.table.loading import Table
+from puffin_cli.analysis.table.report import SnapshotView
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.text import plural
 
@@ -56,7 +58,7 @@ class Advice:
     def left(self, found: Finding, reason: str | None = None) -> Unrepairable:
         """``found`` left as it is: why (``reason``, else that no repair covers it) and what
         to do."""
-        facts = found.facts
+        facts = facts_of(found)
         why = reason or "no repair for this finding"
         severity = found.severity.value
         if facts is None:
@@ -73,7 +75,7 @@ class Advice:
         return Unrepairable(found.code, facts.path, why, severity)
 
     def _deletes(self, found: Finding, why: str) -> Unrepairable:
-        facts = found.facts
+        facts = facts_of(found)
         assert facts is not None
         path, data_file = facts.path, facts.data_file()
         dv = f" (the deletion vector of {data_file})" if data_file else ""
@@ -118,6 +120,6 @@ class Advice:
 
 def _damaged(found: Finding) -> bool:
     """Whether the finding says the file itself is gone or damaged (restoring it helps)."""
-    detail = None if found.facts is None else found.facts.detail
+    detail = detail_of(found)
     return isinstance(detail, Absent | FileProblem) or (
         isinstance(detail, Container) and detail.problem is not None)

@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from puffin_cli.analysis.repair.model import Repair, Unrepairable
+from puffin_cli.analysis.table.facts import Orphan, facts_of
 from puffin_cli.analysis.table.loading import Table
-from puffin_cli.format.facts import Orphan
 from puffin_cli.format.findings import Finding
 from puffin_cli.format.text import plural
 from puffin_cli.storage import StorageError
@@ -58,7 +58,7 @@ def plan_orphans(findings: Sequence[Finding], *, delete: bool, older_than: float
     which to keep, and why."""
     plan = OrphanPlan()
     for found in findings:
-        facts = found.facts
+        facts = facts_of(found)
         if found.code != ORPHAN_CODE or facts is None or facts.path is None \
                 or not isinstance(facts.detail, Orphan):
             continue

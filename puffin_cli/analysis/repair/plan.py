@@ -42,6 +42,7 @@ from puffin_cli.analysis.repair.stats import (
     statistics_updates,
 )
 from puffin_cli.analysis.table.commit import DEFAULT_MAX_ATTEMPTS, commit, table_requirements
+from puffin_cli.analysis.table.facts import facts_of
 from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.manifests import ContentFile
@@ -200,7 +201,8 @@ def _chosen(found: Finding, table: Table, snapshot_id: int | None) -> bool:
         return True
     if found.code.startswith("table.dv."):  # DVs are repaired in the current snapshot
         return snapshot_id == table.metadata.current_snapshot_id
-    return found.facts is not None and found.facts.snapshot_id == snapshot_id
+    facts = facts_of(found)
+    return facts is not None and facts.snapshot_id == snapshot_id
 
 
 def apply_plan(plan: Plan, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> RepairResult:

@@ -28,6 +28,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from puffin_cli.analysis.repair.model import FollowUp, Repair, Unrepairable
+from puffin_cli.analysis.table.facts import (
+    ABOUT_FILE,
+    PARTITION_STATISTICS,
+    STATISTICS,
+    Mismatch,
+    OtherSnapshot,
+    detail_of,
+    facts_of,
+)
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.updates import (
     PartitionStatisticsFileEntry,
@@ -39,13 +48,6 @@ from puffin_cli.analysis.table.updates import (
     TableUpdate,
 )
 from puffin_cli.errors import PuffinError
-from puffin_cli.format.facts import (
-    ABOUT_FILE,
-    PARTITION_STATISTICS,
-    STATISTICS,
-    Mismatch,
-    OtherSnapshot,
-)
 from puffin_cli.format.findings import Finding
 from puffin_cli.format.reader import PuffinReader
 
@@ -80,7 +82,7 @@ class StatisticsPlan:
 
 
 def is_statistics_finding(found: Finding) -> bool:
-    facts = found.facts
+    facts = facts_of(found)
     return (facts is not None and facts.about == ABOUT_FILE and bool(facts.files)
             and facts.files[0].content in (STATISTICS, PARTITION_STATISTICS))
 
@@ -92,7 +94,7 @@ def plan_statistics_repairs(table: Table, findings: Sequence[Finding],
     plan = StatisticsPlan()
     groups: defaultdict[tuple[str, int, str], list[Finding]] = defaultdict(list)
     for found in findings:
-        facts = found.facts
+        facts = facts_of(found)
         if not is_statistics_finding(found) or facts is None or facts.path is None \
                 or facts.snapshot_id is None:
             continue
@@ -115,8 +117,7 @@ def _plan_entry(table: Table, plan: StatisticsPlan, content: str, snapshot_id: i
                              for code in codes)
             return
         gone = table.metadata.snapshot(snapshot_id) is None
-        other = next((f.facts.detail for f in found if f.facts is not None
-                      and isinstance(f.facts.detail, OtherSnapshot)), None)
+        other = next((d for f in found if isinstance(d := detail_of(f), OtherSnapshot)), None)
         if gone:
             why = f"registered for snapshot {snapshot_id}, which the table does not have"
         elif other is not None:
@@ -136,8 +137,7 @@ def _plan_entry(table: Table, plan: StatisticsPlan, content: str, snapshot_id: i
                 plan.follow_ups.append(follow_up)
         return
     fixable = [f for f in found
-               if f.code in CORRECTED and f.facts is not None
-               and isinstance(f.facts.detail, Mismatch)]
+               if f.code in CORRECTED and isinstance(detail_of(f), Mismatch)]
     command = restore_command.format(snapshot=snapshot_id)
     plan.left.extend(Unrepairable(f.code, path, _why_not(f, command), f.severity.value)
                      for f in found if f not in fixable)
@@ -190,8 +190,8 @@ def _several(code: str, path: str, snapshot_id: int, count: int, what: str) -> U
 
 
 def _change(found: Finding) -> str:
-    assert found.facts is not None and isinstance(found.facts.detail, Mismatch)
-    detail = found.facts.detail
+    detail = detail_of(found)
+    assert isinstance(detail, Mismatch)
     where = "" if detail.blob_index is None else f"blob {detail.blob_index} "
     return f"{where}{detail.key} {detail.expected!r} -> {detail.actual!r}"
 

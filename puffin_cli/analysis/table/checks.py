@@ -43,23 +43,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from puffin_cli.analysis import dv_containers
-from puffin_cli.analysis.table.fields import FieldNames
-from puffin_cli.analysis.table.live import dv_applies
-from puffin_cli.analysis.table.loading import Table
-from puffin_cli.analysis.table.manifests import ContentFile
-from puffin_cli.analysis.table.metadata import (
-    METADATA_DIR,
-    PartitionStatisticsEntry,
-    Snapshot,
-    StatisticsEntry,
-)
-from puffin_cli.analysis.table.orphans import find_orphans
-from puffin_cli.analysis.table.partitions import PartitionTuple, partition_tuple
-from puffin_cli.analysis.table.report import DeletionVector, StatisticsChoice, StatisticsFile
-from puffin_cli.analysis.table.statistics import ENGINES, StatisticsView
-from puffin_cli.blobs.deletion_vector import deletion_vector_bitmap
-from puffin_cli.errors import PuffinError
-from puffin_cli.format.facts import (
+from puffin_cli.analysis.table.facts import (
     ABOUT_DV,
     ABOUT_FILE,
     DATA,
@@ -85,8 +69,25 @@ from puffin_cli.format.facts import (
     UnknownFields,
     UnknownSnapshot,
     Unset,
+    finding,
 )
-from puffin_cli.format.findings import Finding, Severity, finding
+from puffin_cli.analysis.table.fields import FieldNames
+from puffin_cli.analysis.table.live import dv_applies
+from puffin_cli.analysis.table.loading import Table
+from puffin_cli.analysis.table.manifests import ContentFile
+from puffin_cli.analysis.table.metadata import (
+    METADATA_DIR,
+    PartitionStatisticsEntry,
+    Snapshot,
+    StatisticsEntry,
+)
+from puffin_cli.analysis.table.orphans import find_orphans
+from puffin_cli.analysis.table.partitions import PartitionTuple, partition_tuple
+from puffin_cli.analysis.table.report import DeletionVector, StatisticsChoice, StatisticsFile
+from puffin_cli.analysis.table.statistics import ENGINES, StatisticsView
+from puffin_cli.blobs.deletion_vector import deletion_vector_bitmap
+from puffin_cli.errors import PuffinError
+from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.metadata import BlobMetadata
 from puffin_cli.format.reader import PuffinReader
 from puffin_cli.format.spec import (

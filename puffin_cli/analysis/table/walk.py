@@ -22,6 +22,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from puffin_cli.analysis.table.checks import TableChecks
+from puffin_cli.analysis.table.facts import (
+    ABOUT_FILE,
+    ABOUT_SNAPSHOT,
+    DATA,
+    DELETES,
+    Duplicate,
+    Facts,
+    FileProblem,
+    FileRef,
+)
 from puffin_cli.analysis.table.live import DeleteId, LiveChanges, LiveFiles
 from puffin_cli.analysis.table.loading import Table
 from puffin_cli.analysis.table.metadata import Snapshot, find_tables, is_table_dir
@@ -34,16 +44,6 @@ from puffin_cli.analysis.table.report import (
     Totals,
 )
 from puffin_cli.errors import PuffinError
-from puffin_cli.format.facts import (
-    ABOUT_FILE,
-    ABOUT_SNAPSHOT,
-    DATA,
-    DELETES,
-    Duplicate,
-    Facts,
-    FileProblem,
-    FileRef,
-)
 from puffin_cli.format.findings import Finding, Severity
 from puffin_cli.format.spec import DEFAULT_MAX_BLOB_SIZE, THETA_BLOB_TYPE
 from puffin_cli.storage import FileIO

@@ -2,13 +2,15 @@
 file as the table metadata names it, the snapshot, the content files involved and a typed
 :class:`Detail` per kind of finding, from which the finding's message is rendered
 (:meth:`Facts.message`), never written by hand, so a script or ``puffin repair`` reads the
-facts and a person the same finding as text. Apart from findings.py so that reading a Puffin
-file's footer (which makes findings, never facts) does not define these classes.
+facts and a person the same finding as text. With the table analysis, not in the bytes layer:
+reading a Puffin file's footer makes findings, never facts, and does not define these classes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from puffin_cli.format.findings import Finding, Severity
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up)
 if TYPE_CHECKING:
@@ -351,3 +353,20 @@ def _range(facts: Facts) -> tuple[int | None, int | None]:
     if deletes is None or deletes.offset is None or deletes.length is None:
         return None, None
     return deletes.offset, deletes.offset + deletes.length
+
+
+def finding(code: str, facts: Facts, severity: Severity = Severity.ERROR,
+            offset: int | None = None, blob_index: int | None = None) -> Finding:
+    """A finding about ``facts``, its message rendered from them."""
+    return Finding(code, severity, facts.message(), offset, blob_index, facts)
+
+
+def facts_of(found: Finding) -> Facts | None:
+    """A table finding's facts; ``None`` for a file's own finding (it has none)."""
+    return found.facts if isinstance(found.facts, Facts) else None
+
+
+def detail_of(found: Finding) -> Detail | None:
+    """A table finding's typed detail; ``None`` for a file's own finding."""
+    facts = facts_of(found)
+    return None if facts is None else facts.detail
