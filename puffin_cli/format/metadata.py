@@ -200,16 +200,24 @@ def _well_formed_blob(obj: Any) -> BlobMetadata | None:
             or not _REQUIRED_BLOB_KEY_SET.issubset(obj):
         return None
     kind, fields = obj["type"], obj["fields"]
-    numbers = (obj["snapshot-id"], obj["sequence-number"], obj["offset"], obj["length"])
+    snapshot_id, sequence_number = obj["snapshot-id"], obj["sequence-number"]
+    offset, length = obj["offset"], obj["length"]
     codec = obj.get("compression-codec")
     properties = obj.get("properties", {})
+    # plain loops and comparisons: generators cost more than the checks (~2x per blob)
     if type(kind) is not str or type(fields) is not list or type(properties) is not dict \
             or (codec is not None and type(codec) is not str) \
-            or any(type(v) is not int for v in (*fields, *numbers)) \
-            or numbers[2] < 0 or numbers[3] < 0 \
-            or any(type(v) is not str for v in properties.values()):
+            or type(snapshot_id) is not int or type(sequence_number) is not int \
+            or type(offset) is not int or type(length) is not int or offset < 0 or length < 0:
         return None
-    return BlobMetadata(kind, tuple(fields), *numbers, codec, dict(properties), {})
+    for value in fields:
+        if type(value) is not int:
+            return None
+    for value in properties.values():
+        if type(value) is not str:
+            return None
+    return BlobMetadata(kind, tuple(fields), snapshot_id, sequence_number, offset, length, codec,
+                        dict(properties), {})
 
 
 def json_kind(value: Any) -> str:
@@ -227,6 +235,14 @@ def json_kind(value: Any) -> str:
     return "an object"
 
 
+# The footer decoded last, (payload, offset, limit) and what it gave: ``table`` opens a
+# Puffin file's footer for its cross-checks and validates the same file right after, so a
+# footer of thousands of DV blobs is parsed once, not twice (issue 26). One entry: what it
+# holds is one footer's metadata, which the caller holds anyway.
+_last: tuple[tuple[bytes, int | None, int], tuple[FileMetadata | None, list[Finding]]] | None \
+    = None
+
+
 def decode_footer_json(
     payload: bytes, offset: int | None = None, limit: int = DEFAULT_MAX_BLOB_SIZE
 ) -> tuple[FileMetadata | None, list[Finding]]:
@@ -235,8 +251,22 @@ def decode_footer_json(
     Returns the metadata (``None`` when an error makes it unusable) and every finding;
     ``offset`` is the payload's position in the file, used for the findings; ``limit``
     (``--max-blob-size``, but never below the 64 KiB one tail read holds) bounds the payload's
-    bytes and the values it may parse into.
+    bytes and the values it may parse into. The same payload decoded again (at the same
+    offset, with the same limit) gives the same (frozen) metadata without parsing it again.
     """
+    global _last
+    key = (payload, offset, limit)
+    last = _last
+    if last is not None and last[0] == key:
+        metadata, findings = last[1]
+    else:
+        metadata, findings = _decode_footer_json(payload, offset, limit)
+        _last = key, (metadata, findings)
+    return metadata, list(findings)
+
+
+def _decode_footer_json(payload: bytes, offset: int | None, limit: int
+                        ) -> tuple[FileMetadata | None, list[Finding]]:
     walk = _Walk(offset)
     try:
         payload.decode("utf-8")
