@@ -136,8 +136,8 @@ def test_exact_bases_are_incremental_while_their_unions_stay_exact(
         name: ("incremental", base) for name in ("k", "h", "m", "p")}
     shared = ("new rows share a Spark task with older files, so Iceberg would sketch them "
               "differently (1 of the base's 1 Spark task reads other splits at the target (1 "
-              "task); the base's sketch with the new rows' holds more than 4,096 hashes: an "
-              "estimate)")
+              "task)), and the base's sketch with the new rows' holds more than 4,096 hashes "
+              "(an estimate)")
     assert all((c.if_inexact or "").startswith(shared) for c in decision.columns)
     result = compute_stats(table, sketcher=sketcher)
     assert {c.name: (c.mode, c.exact) for c in result.columns} == {

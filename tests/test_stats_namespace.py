@@ -513,10 +513,11 @@ def test_plan_reasons_count_in_the_singular(sql_catalog: Any, tmp_path: Path) ->
         "holds at most 4,096 hashes")
     assert {c["if-inexact"] for c in packed["columns"]} == {
         "new rows share a Spark task with older files, so Iceberg would sketch them "
-        "differently (1 of the base's 1 Spark task reads other splits at the target (1 task); "
-        "the base's sketch with the new rows' holds more than 4,096 hashes: an estimate); "
-        "the table property read.split.open-file-cost=16777216 (the split size of this "
-        "snapshot) gives every file a Spark task of its own (then one --full)"}
+        "differently (1 of the base's 1 Spark task reads other splits at the target (1 "
+        "task)), and the base's sketch with the new rows' holds more than 4,096 hashes (an "
+        "estimate); setting the table property read.split.open-file-cost=16777216 (this "
+        "snapshot's split size) gives every file a Spark task of its own (run once with "
+        "--full after setting it)"}
 
 
 def test_a_catalog_table_whose_metadata_file_is_missing(sql_catalog: Any,  # noqa: F811

@@ -86,7 +86,7 @@ def test_a_changed_split_size_since_the_base_means_full(
     reason = ("the older files are read in other Spark tasks than the base's, so Iceberg "
               "would sketch them differently (the base was computed with "
               "read.split.target-size 134217728, now 1024: 1 of the base's 1 Spark task reads "
-              "other splits at the target (3 tasks); the base's sketch is an estimate)")
+              "other splits at the target (3 tasks)), and the base's sketch is an estimate")
 
     monkeypatch.chdir(tmp_path)
     code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test", "db.sk",

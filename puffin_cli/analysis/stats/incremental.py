@@ -276,12 +276,12 @@ class Regrouped:
         their own (when raising it would)."""
         lead = ("new rows share a Spark task with older files" if self.shared else
                 "the older files are read in other Spark tasks than the base's")
-        why = f"{lead}, so Iceberg would sketch them differently ({self.detail}; {estimate})"
+        why = f"{lead}, so Iceberg would sketch them differently ({self.detail}), and {estimate}"
         if not self.shared or planning.split.open_file_cost >= self.split_size:
             return why
-        return (f"{why}; the table property {OPEN_FILE_COST}={self.split_size} (the split "
-                "size of this snapshot) gives every file a Spark task of its own (then one "
-                "--full)")
+        return (f"{why}; setting the table property {OPEN_FILE_COST}={self.split_size} (this "
+                "snapshot's split size) gives every file a Spark task of its own (run once "
+                "with --full after setting it)")
 
 
 def _base_new_groups(table: Table, base: Snapshot, recorded: Recorded, now: TaskPlanning,
@@ -412,7 +412,7 @@ def decide_refresh(table: Table, snapshot_id: int | None, columns: Sequence[str]
                     regrouped, tasks = tasks, tasks.new_only
                     if_inexact = regrouped.reason(
                         now, f"the base's sketch with the new rows' holds more than "
-                             f"{NOMINAL_ENTRIES:,} hashes: an estimate")
+                             f"{NOMINAL_ENTRIES:,} hashes (an estimate)")
                     exact = (f"; exact sketches, the same for any Spark tasks while their "
                              f"union holds at most {NOMINAL_ENTRIES:,} hashes")
                 decided[fid] = ColumnDecision(
