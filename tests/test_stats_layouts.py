@@ -11,7 +11,9 @@ groups: ``m``'s sketch takes its theta from one task), and the sketches of those
 Iceberg's, byte for byte, ``m`` in estimation mode (where the groups decide the bytes); and
 the layout's group sizes the same in every order of its data manifests (so that no build passes
 or fails by the order their random names give). On ``groups_v2``, whose append regroups the
-base's tasks: exact columns within the nominal entries union to Iceberg's target sketch.
+base's tasks: exact columns within the nominal entries union to Iceberg's target sketch, and
+``stats compute`` refreshes them incrementally (the estimation-mode column in full, its reason
+said once), every blob Iceberg's.
 """
 
 from __future__ import annotations
