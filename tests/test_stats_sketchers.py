@@ -21,6 +21,7 @@ from puffin_cli.analysis.stats.options import SketcherChoice, StatsOptions
 from puffin_cli.analysis.stats.result import Mode, SketcherReason, Where
 from puffin_cli.analysis.stats.sketcher import Planning, Work, choose_sketcher, groups_settled
 from puffin_cli.analysis.table.loading import Table
+from puffin_cli.format.reader import PuffinReader
 from puffin_cli.storage import FileIO
 
 
@@ -44,8 +45,19 @@ def test_a_small_table_is_sketched_in_process_in_full_and_incrementally(
                                             "db.events", "--commit", "--json", cwd=tmp_path)
     assert (code, err, imported) == (0, "", False)
     doc = json.loads(out)
-    assert doc["in-process"] is True and doc["mode"] in ("incremental", "full"), doc
+    # the new file shares the base's one Spark task, but id and city are exact (issue 28 §2):
+    # incremental, the 200 new rows read, the bytes of a full compute
+    assert (doc["in-process"], doc["mode"], doc["rows-read"]) == (True, "incremental", 200), doc
     assert doc["snapshot-id"] == table.refresh().metadata.current_snapshot_id
+    code, out, err, imported = run_no_spark("stats", "compute", "--catalog", "test",
+                                            "db.events", "--full", "-o",
+                                            str(tmp_path / "full.stats"), cwd=tmp_path)
+    assert (code, err, imported) == (0, "", False)
+    blobs = []
+    for path in (local_path(doc["statistics-path"]), tmp_path / "full.stats"):
+        with PuffinReader(path) as reader:
+            blobs.append([reader.read_blob(b) for b in reader.metadata.blobs])
+    assert blobs[0] == blobs[1] and len(blobs[0]) == 2
 
 
 def test_a_namespace_of_small_tables_starts_no_spark(sql_catalog: Any,  # noqa: F811

@@ -24,7 +24,12 @@ result exact):
 - **task groups**: the target's (:func:`.task_groups.plan_task_groups` with the current split
   properties and parallelism) are the base's plus groups of new files only, the base's
   planned with the inputs its file records (``puffin-cli.task-planning``; without it, the
-  current ones).
+  current ones). Unless the base sketch is **exact** (theta 1.0): an exact sketch is the set
+  of the column's hashes whatever the tasks, and so is the union of it with the new rows'
+  sketch while that union holds at most the nominal 4,096 entries, as Iceberg's own union of
+  any grouping of the same rows then does. Such a column is incremental on that condition
+  (``if_inexact``), checked by :func:`refresh_sketches` once the new rows are sketched: a
+  union in estimation mode makes the column full.
 
 Any failed rule makes the column ``full`` (with the reason); a column whose target snapshot
 already has such a blob is ``fresh``.
@@ -42,14 +47,18 @@ from puffin_cli.analysis.stats.plan import StatsPlan, plan_snapshot
 from puffin_cli.analysis.stats.result import Mode
 from puffin_cli.analysis.stats.steps import UUID_HASH_PROPERTY, Sketches, plan_statistics
 from puffin_cli.analysis.stats.task_groups import (
+    OPEN_FILE_COST,
     TASK_PLANNING_PROPERTY,
     TaskGroup,
     TaskPlanning,
     plan_task_groups,
     split_planning,
+    split_size,
 )
 from puffin_cli.analysis.table.live import LiveFiles
 from puffin_cli.analysis.table.statistics import StatisticsView
+from puffin_cli.blobs.theta.compact import MAX_THETA
+from puffin_cli.blobs.theta.sketches import NOMINAL_ENTRIES
 from puffin_cli.errors import PuffinError
 from puffin_cli.format.spec import CREATED_BY, THETA_BLOB_TYPE
 from puffin_cli.format.text import plural
@@ -78,6 +87,9 @@ class ColumnDecision:
     base_snapshot_id: int | None
     reason: str  # why full, or which base is used
     base_file: str | None = None  # the statistics file whose blob is reused
+    # for an incremental column whose base's task groups differ from the target's (its base
+    # sketch exact): why it becomes full if the union with the new rows is not exact
+    if_inexact: str | None = None
 
 
 @dataclass(frozen=True)
@@ -246,8 +258,35 @@ def _history_problem(table: Table, base: Snapshot, target: Snapshot) -> str | No
     return None
 
 
+@dataclass(frozen=True)
+class Regrouped:
+    """The target's task groups are not the base's plus groups of new files (``detail`` says
+    how): in estimation mode Iceberg's sketch would differ. ``new_only``: the target's groups
+    cut to the new files' splits, what an exact column sketches (its union does not depend on
+    the groups); ``split_size``: the one the target is planned with."""
+
+    detail: str
+    new_only: tuple[TaskGroup, ...]
+    split_size: int
+    shared: bool  # some target task reads new files and older ones
+
+    def reason(self, planning: TaskPlanning, estimate: str) -> str:
+        """Why a column in estimation mode (``estimate`` says which sketch is an estimate) is
+        full, in a user's words, with the table property that keeps new files in tasks of
+        their own (when raising it would)."""
+        lead = ("new rows share a Spark task with older files" if self.shared else
+                "the older files are read in other Spark tasks than the base's")
+        why = f"{lead}, so Iceberg would sketch them differently ({self.detail}), and {estimate}"
+        if not self.shared or planning.split.open_file_cost >= self.split_size:
+            return why
+        return (f"{why}; setting the table property {OPEN_FILE_COST}={self.split_size} (this "
+                "snapshot's split size) gives every file a Spark task of its own (run once "
+                "with --full after setting it)")
+
+
 def _base_new_groups(table: Table, base: Snapshot, recorded: Recorded, now: TaskPlanning,
-                     groups: Sequence[TaskGroup]) -> tuple[TaskGroup, ...] | str:
+                     groups: Sequence[TaskGroup], size: int
+                     ) -> tuple[TaskGroup, ...] | Regrouped | str:
     """:func:`_new_groups` with the base's groups planned as its file records (without a
     record, with the inputs in force ``now``), the reason naming what changed since."""
     if isinstance(recorded, str):
@@ -255,10 +294,11 @@ def _base_new_groups(table: Table, base: Snapshot, recorded: Recorded, now: Task
     then = now if recorded is None else recorded
     base_plan = plan_snapshot(table, base, None)
     extra = _new_groups(plan_task_groups(base_plan, then.parallelism, then.split), groups,
-                        {f.location for f in base_plan.data_files})
+                        {f.location for f in base_plan.data_files}, size)
     changes = then.changes(now)
-    if isinstance(extra, str) and changes:
-        return f"the base was computed with {'; '.join(changes)}: {extra}"
+    if isinstance(extra, Regrouped) and changes:
+        return replace(extra, detail=f"the base was computed with {'; '.join(changes)}: "
+                                     f"{extra.detail}")
     return extra
 
 
@@ -267,21 +307,26 @@ def _group_key(group: TaskGroup) -> tuple[tuple[str, int, int], ...]:
 
 
 def _new_groups(base_groups: Sequence[TaskGroup], groups: Sequence[TaskGroup],
-                base_files: set[str]) -> tuple[TaskGroup, ...] | str:
+                base_files: set[str], size: int) -> tuple[TaskGroup, ...] | Regrouped:
     """The target's groups that are not the base's, when all the base's are the target's and
-    the others read new files only; else why not."""
+    the others read new files only; else how they differ."""
+    cut = [(g, tuple(s for s in g.splits if s.file.location not in base_files))
+           for g in groups]
+    new_only = tuple(TaskGroup(splits) for _, splits in cut if splits)
+    shared = any(0 < len(splits) < len(g.splits) for g, splits in cut)
     keys = {_group_key(g) for g in groups}
     changed = sum(1 for g in base_groups if _group_key(g) not in keys)
     if changed:
-        return (f"{changed:,} of the base's {plural(len(base_groups), 'Spark task')} "
-                f"{'reads' if changed == 1 else 'read'} other splits at the target "
-                f"({plural(len(groups), 'task')}): Iceberg's sketches would differ")
+        return Regrouped(f"{changed:,} of the base's {plural(len(base_groups), 'Spark task')} "
+                         f"{'reads' if changed == 1 else 'read'} other splits at the target "
+                         f"({plural(len(groups), 'task')})", new_only, size, shared)
     known = {_group_key(g) for g in base_groups}
     extra = tuple(g for g in groups if _group_key(g) not in known)
     mixed = sum(1 for g in extra if any(s.file.location in base_files for s in g.splits))
     if mixed:
-        return (f"{mixed:,} of the target's Spark tasks {'reads' if mixed == 1 else 'read'} "
-                "new files together with older splits: Iceberg's sketches would differ")
+        return Regrouped(f"{mixed:,} of the target's Spark tasks "
+                         f"{'reads' if mixed == 1 else 'read'} new files together with older "
+                         "splits", new_only, size, shared)
     return extra
 
 
@@ -303,6 +348,7 @@ def decide_refresh(table: Table, snapshot_id: int | None, columns: Sequence[str]
     target = plan.snapshot
     now = TaskPlanning(split_planning(plan), parallelism)
     groups = tuple(plan_task_groups(plan, parallelism, now.split))
+    size = split_size(plan, parallelism, now.split)
     if full:
         return RefreshDecision(
             target.snapshot_id,
@@ -336,14 +382,14 @@ def decide_refresh(table: Table, snapshot_id: int | None, columns: Sequence[str]
             continue
         history = _history_problem(table, base, target)
         recorded = {blobs.planning[path] for path, _ in blobs.found.values()}
-        extra: tuple[TaskGroup, ...] | str
+        extra: tuple[TaskGroup, ...] | Regrouped | str
         if history is not None:
             extra = history
         elif len(recorded) > 1:  # the spec's one file per snapshot, not always kept
             extra = (f"the statistics files of base {base.snapshot_id} record different task "
                      "planning")
         else:
-            extra = _base_new_groups(table, base, recorded.pop(), now, groups)
+            extra = _base_new_groups(table, base, recorded.pop(), now, groups, size)
         base_types = _field_types(table, base.snapshot_id)
         for column in pending:
             if column.field_id not in blobs.found:
@@ -357,14 +403,25 @@ def decide_refresh(table: Table, snapshot_id: int | None, columns: Sequence[str]
                     fid, name, FULL, None,
                     f"type changed from {base_types.get(fid)} (base {base.snapshot_id}) to "
                     f"{target_types.get(fid)}: the values hash differently")
+            elif isinstance(extra, Regrouped) and sketch.theta_long != MAX_THETA:
+                decided[fid] = ColumnDecision(fid, name, FULL, None, extra.reason(
+                    now, "the base's sketch is an estimate"))
             else:
+                tasks, if_inexact, exact = extra, None, ""
+                if isinstance(tasks, Regrouped):
+                    regrouped, tasks = tasks, tasks.new_only
+                    if_inexact = regrouped.reason(
+                        now, f"the base's sketch with the new rows' holds more than "
+                             f"{NOMINAL_ENTRIES:,} hashes (an estimate)")
+                    exact = (f"; exact sketches, the same for any Spark tasks while their "
+                             f"union holds at most {NOMINAL_ENTRIES:,} hashes")
                 decided[fid] = ColumnDecision(
                     fid, name, INCREMENTAL, base.snapshot_id,
                     f"base snapshot {base.snapshot_id} ({path}) and "
-                    f"{plural(len(extra), 'new task')}",
-                    path)
+                    f"{plural(len(tasks), 'new task')}{exact}",
+                    path, if_inexact)
                 sketches[fid] = sketch
-                new_groups[base.snapshot_id] = extra
+                new_groups[base.snapshot_id] = tasks
     for column in plan.columns:
         if column.field_id not in decided:
             decided[column.field_id] = ColumnDecision(
@@ -396,49 +453,61 @@ SketchGroups = Callable[[StatsPlan, Sequence[TaskGroup]], Sketches]
 @dataclass(frozen=True)
 class RefreshSketches:
     """The refreshed sketches (in plan column order) with what was read for them: the rows
-    and the data files of the tasks that ran."""
+    and the data files of the tasks that ran; ``columns``: the decision's, an incremental
+    column whose union was not exact (``if_inexact``) made full."""
 
     sketches: Sketches
     files_read: int
+    columns: tuple[ColumnDecision, ...]
 
 
 def refresh_sketches(decision: RefreshDecision, sketch: SketchGroups) -> RefreshSketches:
-    """The target's sketches: ``full`` columns sketched over every task group, incremental
-    ones over their base's new groups unioned with the base sketch, fresh ones as they are.
-    ``sketch(plan, groups)`` runs the tasks (on Spark or in this process)."""
+    """The target's sketches: incremental columns sketched over their base's new groups and
+    unioned with the base sketch, ``full`` ones over every task group, fresh ones as they are.
+    An incremental column with ``if_inexact`` whose union is not exact joins the full ones
+    (the incremental passes run first, so one full pass reads them all). ``sketch(plan,
+    groups)`` runs the tasks (on Spark or in this process)."""
     from puffin_cli.blobs.theta.sketches import ThetaAccumulator
 
     plan = decision.plan
     by_id: dict[int, CompactTheta] = dict(decision.base_sketches)
+    decided = {d.field_id: d for d in decision.columns}
     result: dict[int, CompactTheta] = {}
     rows = 0
     files: set[str] = set()
-    passes: list[tuple[tuple[Column, ...], tuple[TaskGroup, ...]]] = []
-    full = tuple(c for c, d in zip(plan.columns, decision.columns, strict=True)
-                 if d.mode == FULL)
-    if full:
-        passes.append((full, decision.groups))
-    for base_id, groups in decision.new_groups:
-        chosen = tuple(c for c, d in zip(plan.columns, decision.columns, strict=True)
-                       if d.mode == INCREMENTAL and d.base_snapshot_id == base_id)
-        passes.append((chosen, groups))
-    for chosen, groups in passes:
+
+    def run(chosen: tuple[Column, ...], groups: Sequence[TaskGroup]) -> None:
+        nonlocal rows
         done = sketch(replace(plan, columns=chosen), groups) if groups else None
         for i, column in enumerate(chosen):
+            fid = column.field_id
             union = ThetaAccumulator()
-            if column.field_id in by_id:
-                union.add(by_id[column.field_id])
+            if decided[fid].mode == INCREMENTAL:
+                union.add(by_id[fid])
             if done is not None:
                 union.add(done.sketches[i])
-            result[column.field_id] = union.result()
+            out = union.result()
+            why = decided[fid].if_inexact
+            if why is not None and out.theta_long != MAX_THETA:
+                decided[fid] = ColumnDecision(fid, column.name, FULL, None, why)
+            else:
+                result[fid] = out
         if done is not None:
             # The passes' groups are nested (the full pass reads every group; a newer base's
             # new groups are among an older base's), so the rows read are the largest pass's:
             # a sum would count the new files' rows twice when some columns are full.
             rows = max(rows, done.rows)
             files.update(s.file.location for g in groups for s in g.splits)
+
+    for base_id, groups in decision.new_groups:
+        run(tuple(c for c in plan.columns if decided[c.field_id].mode == INCREMENTAL
+                  and decided[c.field_id].base_snapshot_id == base_id), groups)
+    full = tuple(c for c in plan.columns if decided[c.field_id].mode == FULL)
+    if full:
+        run(full, decision.groups)
     for column in plan.columns:
         if column.field_id not in result:  # fresh
             result[column.field_id] = by_id[column.field_id]
     return RefreshSketches(
-        Sketches(tuple(result[c.field_id] for c in plan.columns), rows), len(files))
+        Sketches(tuple(result[c.field_id] for c in plan.columns), rows), len(files),
+        tuple(decided[c.field_id] for c in plan.columns))

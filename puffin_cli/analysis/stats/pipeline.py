@@ -98,6 +98,7 @@ def compute_loaded(table: Table, label: str, options: StatsOptions, sketchers: S
     sketching = time.monotonic()
     done = refresh_sketches(decision, sketch)
     sketch_seconds = time.monotonic() - sketching
+    decision = replace(decision, columns=done.columns)  # a union that was not exact: full
     sketches = done.sketches
     version = committed = kept_from = deleted = None
     others: tuple[OtherColumn, ...] = ()
